@@ -1,0 +1,116 @@
+# isocoll — plain GNU Make, non-recursive, objects under $(BUILD).
+#   make                 library (build/libisocoll.a, build/libisocoll.so), MPICH
+#   make MPI=openmpi     the same with Open MPI, under build/openmpi
+#   make check           test suite through prove (TAP)
+#   make asan            tests built with AddressSanitizer + UBSan, run
+#   make bench           default benchmark
+#   make install PREFIX=/usr/local
+#   make deps            install the Debian packages (root) or print the command
+
+MPI      ?= mpich
+PREFIX   ?= /usr/local
+ifeq ($(MPI),mpich)
+  MPICC   ?= mpicc.mpich
+  MPIEXEC ?= mpiexec.mpich
+  BUILD   ?= build
+  MPIPKG  := mpich libmpich-dev
+else ifeq ($(MPI),openmpi)
+  MPICC   ?= mpicc.openmpi
+  MPIEXEC ?= mpirun.openmpi --oversubscribe
+  BUILD   ?= build/openmpi
+  MPIPKG  := openmpi-bin libopenmpi-dev
+  export OMPI_ALLOW_RUN_AS_ROOT=1
+  export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+else
+  $(error MPI must be mpich or openmpi)
+endif
+DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc
+
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+OPT      ?= -O2 -g
+CFLAGS   ?= $(OPT) $(WARN)
+ALLCFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fPIC $(CFLAGS) $(SANFLAGS)
+LIBCFLAGS = $(ALLCFLAGS) -DISOCOLL_BUILDING -fvisibility=hidden
+
+LIB_SRC  := $(wildcard src/*.c) $(wildcard datatypes/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(wildcard tests/t_*.c)
+TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+TEST_HDR := $(wildcard tests/*.h)
+STENCIL_LIB := $(filter-out stencil/isostencil.c,$(wildcard stencil/*.c))
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+EXAMPLE  := $(BUILD)/examples/example
+
+.PHONY: all lib tests check asan bench install deps have-mpi clean examples
+all: lib
+lib: $(BUILD)/libisocoll.a $(BUILD)/libisocoll.so
+
+$(BUILD)/obj/%.o: %.c include/isocoll.h $(wildcard src/*.h) | have-mpi
+	@mkdir -p $(@D)
+	$(MPICC) $(LIBCFLAGS) -c $< -o $@
+
+$(BUILD)/libisocoll.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libisocoll.so: $(LIB_OBJ)
+	$(MPICC) -shared $(SANFLAGS) -o $@ $^
+
+# Test programs link the static library (and the stencil library part).
+$(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(BUILD)/libisocoll.a
+	@mkdir -p $(@D)
+	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
+
+$(BUILD)/bench/%: bench/%.c $(STENCIL_LIB) $(BUILD)/libisocoll.a
+	@mkdir -p $(@D)
+	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
+
+$(BUILD)/stencil/isostencil: stencil/isostencil.c $(STENCIL_LIB) $(BUILD)/libisocoll.a
+	@mkdir -p $(@D)
+	$(MPICC) $(ALLCFLAGS) -Istencil $^ -o $@ -lm
+
+$(EXAMPLE): examples/example.c $(BUILD)/libisocoll.a
+	@mkdir -p $(@D)
+	$(MPICC) $(ALLCFLAGS) $^ -o $@
+
+tests: $(TEST_BIN) $(if $(wildcard stencil/isostencil.c),$(BUILD)/stencil/isostencil)
+examples: $(EXAMPLE)
+
+# Every test program runs at the rank counts named in its "NPROCS:" line,
+# once per algorithm in ISO_TEST_ALGORITHMS, with verification switched on.
+ISO_TEST_ALGORITHMS ?= direct auto
+check: tests
+	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" \
+	  prove -f -e 'sh tests/tap-mpi' $(TEST_SRC)
+
+asan:
+	$(MAKE) check BUILD=build/asan OPT="-O1 -g" \
+	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
+
+bench: $(BENCH_BIN) $(EXAMPLE)
+	sh bench/run-default
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/isocoll.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libisocoll.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libisocoll.so $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1|' isocoll.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/isocoll.pc
+
+# Dependencies: install when missing (as root) or say exactly what to run.
+have-mpi:
+	@command -v $(firstword $(MPICC)) >/dev/null 2>&1 && command -v $(firstword $(MPIEXEC)) >/dev/null 2>&1 \
+	  && command -v prove >/dev/null 2>&1 || $(MAKE) --no-print-directory deps
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_PKGS) perl make gcc; \
+	else \
+	  echo "isocoll needs: $(DEPS_PKGS)"; \
+	  echo "run: sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS)"; exit 1; \
+	fi
+
+clean:
+	rm -rf build

@@ -1,0 +1,276 @@
+/*
+ * isocoll — isomorphic sparse collective communication on MPI Cartesian
+ * communicators (Träff, Lübbe, Rougier, Hunold, EuroMPI'15).
+ *
+ * Error convention.  Every function returns MPI_SUCCESS or an MPI error code.
+ * Errors go through the error handler of the communicator involved
+ * (MPI_Comm_call_errhandler): with MPI_ERRORS_ARE_FATAL (the default) the
+ * program aborts with a message naming the error; with MPI_ERRORS_RETURN the
+ * code is returned.  Library-specific errors have their own error classes,
+ * registered with MPI_Add_error_class and MPI_Add_error_string the first time
+ * the library is used; Iso_error_class() maps an MPI error code back to one
+ * of the ISO_ERR_* values below.  Functions that have no communicator
+ * (Iso_start, Iso_wait, ... on a NULL or misused request) report through the
+ * request's communicator when there is one, else through MPI_COMM_WORLD.
+ * Errors detected locally (bad arguments) are reported before any
+ * communication starts, so they never leave other processes hanging in a
+ * half-started operation of this process.
+ *
+ * Threads.  The library keeps per-communicator state and a progress list of
+ * active requests; call it from one thread at a time (MPI_THREAD_FUNNELED or
+ * MPI_THREAD_SERIALIZED use).
+ */
+#ifndef ISOCOLL_H
+#define ISOCOLL_H
+
+#include <mpi.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && defined(ISOCOLL_BUILDING)
+#define ISO_API __attribute__((visibility("default")))
+#else
+#define ISO_API
+#endif
+
+#define ISOCOLL_VERSION_MAJOR 0
+#define ISOCOLL_VERSION_MINOR 1
+
+/* Library error classes: X(NAME, message).  ISO_ERR_<NAME> is the library's
+ * own number; the MPI error class behind it is Iso_error_mpi_class(). */
+#define ISO_ERRNO_MAP(X)                                                      \
+    X(NOT_CART, "communicator has no Cartesian topology")                     \
+    X(NO_NEIGHBORHOOD, "no isomorphic neighborhood attached to communicator") \
+    X(ARG, "invalid argument (negative size, NULL array, MPI_IN_PLACE, ...)") \
+    X(DIMS, "dimension mismatch")                                             \
+    X(NOT_ISOMORPHIC, "processes passed different neighborhoods")             \
+    X(COUNT, "invalid count")                                                 \
+    X(TYPE, "invalid datatype")                                               \
+    X(OP, "invalid reduction operation")                                      \
+    X(ALGORITHM, "unknown or inapplicable algorithm name")                    \
+    X(INFO, "invalid info key or value")                                      \
+    X(REQUEST, "request misuse (NULL, active, inactive or not persistent)")   \
+    X(NOMEM, "out of memory")                                                 \
+    X(INTERN, "internal error")
+
+typedef enum {
+    ISO_ERR_NONE = 0, /* not a library error class (MPI_SUCCESS or MPI's own) */
+#define ISO__ENUM(name, msg) ISO_ERR_##name,
+    ISO_ERRNO_MAP(ISO__ENUM)
+#undef ISO__ENUM
+    ISO_ERR_LASTCODE
+} Iso_error;
+
+/* Which library error an MPI error code belongs to (ISO_ERR_NONE if none). */
+ISO_API int Iso_error_class(int mpi_errorcode, Iso_error *err);
+/* The MPI error class registered for a library error (MPI_ERR_UNKNOWN for
+ * ISO_ERR_NONE or an out-of-range value).  MPI must be initialised. */
+ISO_API int Iso_error_mpi_class(Iso_error err);
+
+/* ---------------------------------------------------------------------- */
+/* Relative coordinates on Cartesian communicators (paper, section 6).
+ * relative[] has as many entries as the communicator has dimensions.  In a
+ * non-periodic dimension a coordinate that falls off the mesh gives
+ * MPI_PROC_NULL. */
+ISO_API int Cart_relative_rank(MPI_Comm cartcomm, const int relative[], int *rank);
+/* relative[] = coordinates of rank minus those of the caller, each reduced to
+ * the smallest absolute value in a periodic dimension (ties: positive). */
+ISO_API int Cart_relative_coord(MPI_Comm cartcomm, int rank, int relative[]);
+/* target = caller + relative, source = caller - relative. */
+ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *source,
+                                int *target);
+
+/* ---------------------------------------------------------------------- */
+/* Neighborhoods.
+ * Iso_neighborhood_create attaches the s-neighborhood C^0..C^{s-1}
+ * (relative_coordinates: s*d ints, C^i at [i*d .. i*d+d-1]) to the Cartesian
+ * communicator and sets *isocomm = cartcomm: the isocomm IS the Cartesian
+ * communicator.  Collective; every process must pass the same list (checked
+ * with one allreduce when verification is on).  Repeated offsets and the zero
+ * offset are allowed; the order defines the buffer order.  Creating again
+ * replaces the neighborhood.  s = 0 is valid (every collective is a no-op).
+ *
+ * Info keys (unknown keys starting with "iso_" are an error, others ignored):
+ *   iso_algorithm  "auto" (default) | "direct" ...  default schedule
+ *   iso_verify     "true" | "false"                check isomorphism
+ * Environment: ISO_ALGORITHM and ISO_VERIFY give the defaults.
+ *
+ * Library messages travel on a private duplicate of the communicator, made
+ * at the first Iso_neighborhood_create and kept until the neighborhood is
+ * freed, so they never match user point-to-point traffic.
+ *
+ * MPI_Comm_dup of an isocomm: the duplicate carries a copy of the
+ * neighborhood (same offsets, algorithm) and gets its own private
+ * communicator at its first collective, so it is an independent isocomm. */
+ISO_API int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordinates[],
+                                    MPI_Comm *isocomm);
+ISO_API int Iso_neighborhood_create_with_info(MPI_Comm cartcomm, int s,
+                                              const int relative_coordinates[], MPI_Info info,
+                                              MPI_Comm *isocomm);
+/* Detaches the neighborhood (not collective; outstanding requests keep what
+ * they need) and sets *isocomm to MPI_COMM_NULL.  The Cartesian communicator
+ * itself stays valid; MPI_Comm_free of it also releases everything. */
+ISO_API int Iso_neighborhood_free(MPI_Comm *isocomm);
+/* s, and the number of sources / targets that are not MPI_PROC_NULL. */
+ISO_API int Iso_neighborhood_count(MPI_Comm isocomm, int *s, int *indegree, int *outdegree);
+/* The first min(max_s, s) sources (caller - C^i) and destinations
+ * (caller + C^i), MPI_PROC_NULL included, in neighborhood order. */
+ISO_API int Iso_neighborhood_get(MPI_Comm isocomm, int max_s, int sources[], int destinations[]);
+/* As above without the MPI_PROC_NULL entries: the first max_s of indegree
+ * sources and of outdegree destinations, usable directly as arguments of
+ * MPI_Dist_graph_create_adjacent. */
+ISO_API int Iso_neighborhood_graph_get(MPI_Comm isocomm, int max_s, int sources[],
+                                       int destinations[]);
+/* The same three queries for MPI's own Cartesian neighborhood (2d neighbors,
+ * order of MPI_Cart_shift: for each dimension -1 then +1). */
+ISO_API int Cart_neighborhood_count(MPI_Comm cartcomm, int *s, int *indegree, int *outdegree);
+ISO_API int Cart_neighborhood_get(MPI_Comm cartcomm, int max_s, int sources[],
+                                  int destinations[]);
+ISO_API int Cart_neighborhood_graph_get(MPI_Comm cartcomm, int max_s, int sources[],
+                                        int destinations[]);
+
+/* ---------------------------------------------------------------------- */
+/* Collectives.  Block i of the send side goes to caller + C^i; block i of the
+ * receive side comes from caller - C^i.  Slots of MPI_PROC_NULL neighbors
+ * are not read and not written.  MPI_IN_PLACE is not supported (ISO_ERR_ARG).
+ * Displacements: alltoall/allgather blocks are consecutive (i * count *
+ * extent); the v forms take int displacements in units of the datatype's
+ * extent; the w forms take MPI_Aint displacements in bytes.
+ *
+ * Reductions: Iso_neighbor_reduce sends the same vector (count x datatype)
+ * to every target; Iso_neighbor_scatter_reduce sends vector i (its own
+ * count, displacement, type) to target i, and each must match count x
+ * datatype.  Every process combines the vectors from its existing sources
+ * with op, which must be commutative (the order of combination is
+ * unspecified).  recvbuf holds count x datatype.  A process with no existing
+ * source (indegree 0) leaves recvbuf untouched: there is no identity. */
+ISO_API int Iso_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm isocomm);
+ISO_API int Iso_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                   const int recvcounts[], const int rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm isocomm);
+ISO_API int Iso_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                   const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                   void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm isocomm);
+ISO_API int Iso_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm isocomm);
+ISO_API int Iso_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[], const int displs[],
+                                    MPI_Datatype recvtype, MPI_Comm isocomm);
+ISO_API int Iso_neighbor_allgatherw(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const int recvcounts[], const MPI_Aint displs[],
+                                    const MPI_Datatype recvtypes[], MPI_Comm isocomm);
+ISO_API int Iso_neighbor_reduce(const void *sendbuf, void *recvbuf, int count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm isocomm);
+ISO_API int Iso_neighbor_scatter_reduce(const void *sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void *recvbuf, int count, MPI_Datatype datatype,
+                                        MPI_Op op, MPI_Comm isocomm);
+
+/* ---------------------------------------------------------------------- */
+/* Requests.  Nonblocking calls return an active request; persistent (_init)
+ * calls return an inactive one, bound to its buffers and arguments, that
+ * Iso_start activates any number of times.  Iso_wait / Iso_test on a
+ * nonblocking request free it and set it to ISO_REQUEST_NULL; on a
+ * persistent request they make it inactive.  Every wait or test progresses
+ * all active requests of the process, so several operations may be
+ * outstanding on one communicator and completed in any order.  Waiting on
+ * ISO_REQUEST_NULL returns at once.  Iso_request_free of an active request
+ * is an error (as for MPI's collective requests). */
+typedef struct iso_request_s *Iso_request;
+#define ISO_REQUEST_NULL ((Iso_request)0)
+
+ISO_API int Iso_start(Iso_request *request);
+ISO_API int Iso_wait(Iso_request *request);
+ISO_API int Iso_test(Iso_request *request, int *flag);
+ISO_API int Iso_waitall(int n, Iso_request requests[]);
+ISO_API int Iso_request_free(Iso_request *request);
+
+ISO_API int Iso_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                   MPI_Comm isocomm, Iso_request *request);
+ISO_API int Iso_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                    const int recvcounts[], const int rdispls[],
+                                    MPI_Datatype recvtype, MPI_Comm isocomm,
+                                    Iso_request *request);
+ISO_API int Iso_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                    void *recvbuf, const int recvcounts[],
+                                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                    MPI_Comm isocomm, Iso_request *request);
+ISO_API int Iso_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm isocomm, Iso_request *request);
+ISO_API int Iso_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[], const int displs[],
+                                     MPI_Datatype recvtype, MPI_Comm isocomm,
+                                     Iso_request *request);
+ISO_API int Iso_ineighbor_allgatherw(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, const int recvcounts[],
+                                     const MPI_Aint displs[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm isocomm, Iso_request *request);
+ISO_API int Iso_ineighbor_reduce(const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm isocomm,
+                                 Iso_request *request);
+ISO_API int Iso_ineighbor_scatter_reduce(const void *sendbuf, const int sendcounts[],
+                                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                         void *recvbuf, int count, MPI_Datatype datatype,
+                                         MPI_Op op, MPI_Comm isocomm, Iso_request *request);
+
+/* Persistent forms.  info may carry iso_algorithm for this operation only
+ * (MPI_INFO_NULL: the neighborhood's default). */
+ISO_API int Iso_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                       void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                       MPI_Comm isocomm, MPI_Info info, Iso_request *request);
+ISO_API int Iso_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[],
+                                        const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                        const int recvcounts[], const int rdispls[],
+                                        MPI_Datatype recvtype, MPI_Comm isocomm, MPI_Info info,
+                                        Iso_request *request);
+ISO_API int Iso_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                        const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                        void *recvbuf, const int recvcounts[],
+                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                        MPI_Comm isocomm, MPI_Info info, Iso_request *request);
+ISO_API int Iso_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                        MPI_Comm isocomm, MPI_Info info, Iso_request *request);
+ISO_API int Iso_neighbor_allgatherv_init(const void *sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf,
+                                         const int recvcounts[], const int displs[],
+                                         MPI_Datatype recvtype, MPI_Comm isocomm, MPI_Info info,
+                                         Iso_request *request);
+ISO_API int Iso_neighbor_allgatherw_init(const void *sendbuf, int sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf,
+                                         const int recvcounts[], const MPI_Aint displs[],
+                                         const MPI_Datatype recvtypes[], MPI_Comm isocomm,
+                                         MPI_Info info, Iso_request *request);
+ISO_API int Iso_neighbor_reduce_init(const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm isocomm,
+                                     MPI_Info info, Iso_request *request);
+ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int sendcounts[],
+                                             const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void *recvbuf,
+                                             int count, MPI_Datatype datatype, MPI_Op op,
+                                             MPI_Comm isocomm, MPI_Info info,
+                                             Iso_request *request);
+
+/* ---------------------------------------------------------------------- */
+/* Datatypes (datatypes/).
+ * Type_create_triangular: the triangular vector of the EuroMPI'15 paper,
+ * section 8.  See datatypes/triangular.c for the full semantics. */
+ISO_API int Type_create_triangular(int count, int firstblock, int blockincrement, int stride,
+                                   int strideincrement, MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ISOCOLL_H */
