@@ -123,8 +123,12 @@ ISO_API int Iso_neighborhood_get(MPI_Comm isocomm, int max_s, int sources[], int
  * MPI_Dist_graph_create_adjacent. */
 ISO_API int Iso_neighborhood_graph_get(MPI_Comm isocomm, int max_s, int sources[],
                                        int destinations[]);
-/* The same three queries for MPI's own Cartesian neighborhood (2d neighbors,
- * order of MPI_Cart_shift: for each dimension -1 then +1). */
+/* The same three queries for MPI's own Cartesian neighborhood, the one MPI's
+ * neighborhood collectives use on cartcomm: s = 2d, and for dimension j
+ * entries 2j and 2j+1 are the ranks at -1 and +1 in dimension j (the
+ * source and destination returned by MPI_Cart_shift(cartcomm, j, 1, ...)).
+ * MPI sends to and receives from the same list, so sources[] and
+ * destinations[] are equal. */
 ISO_API int Cart_neighborhood_count(MPI_Comm cartcomm, int *s, int *indegree, int *outdegree);
 ISO_API int Cart_neighborhood_get(MPI_Comm cartcomm, int max_s, int sources[],
                                   int destinations[]);
