@@ -79,13 +79,15 @@ examples: $(EXAMPLE)
 
 # Every test program runs at the rank counts named in its "NPROCS:" line,
 # once per algorithm in ISO_TEST_ALGORITHMS, with verification switched on.
-ISO_TEST_ALGORITHMS ?= direct auto
+ISO_TEST_ALGORITHMS ?= direct dimwise bruck auto
 check: tests
 	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" \
 	  prove -f -e 'sh tests/tap-mpi' $(TEST_SRC)
 
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 \
+  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1
 asan:
-	$(MAKE) check BUILD=build/asan OPT="-O1 -g" \
+	$(ASAN_ENV) $(MAKE) check BUILD=build/asan OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
 bench: $(BENCH_BIN) $(EXAMPLE)
@@ -105,10 +107,12 @@ have-mpi:
 	  && command -v prove >/dev/null 2>&1 || $(MAKE) --no-print-directory deps
 
 deps:
-	@if [ "$$(id -u)" = 0 ]; then \
+	@missing=$$(for p in $(DEPS_PKGS) perl make gcc; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "dependencies present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_PKGS) perl make gcc; \
 	else \
-	  echo "isocoll needs: $(DEPS_PKGS)"; \
+	  echo "isocoll needs: $$missing"; \
 	  echo "run: sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS)"; exit 1; \
 	fi
 

@@ -93,7 +93,7 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  * replaces the neighborhood.  s = 0 is valid (every collective is a no-op).
  *
  * Info keys (unknown keys starting with "iso_" are an error, others ignored):
- *   iso_algorithm  "auto" (default) | "direct" ...  default schedule
+ *   iso_algorithm  "auto" (default) | "direct" | "dimwise" | "bruck"
  *   iso_verify     "true" | "false"                check isomorphism
  * Environment: ISO_ALGORITHM and ISO_VERIFY give the defaults.
  *
@@ -265,6 +265,33 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
                                              int count, MPI_Datatype datatype, MPI_Op op,
                                              MPI_Comm isocomm, MPI_Info info,
                                              Iso_request *request);
+
+/* ---------------------------------------------------------------------- */
+/* Schedules and their introspection.
+ * Algorithms (info key iso_algorithm, environment ISO_ALGORITHM):
+ *   direct   one message per neighbor, all posted at once
+ *   dimwise  message combining along the dimensions (paper section 5.2):
+ *            a block travels one hop per non-zero coordinate
+ *   bruck    logarithmic combining (section 5.3): one hop per set bit of
+ *            each coordinate
+ *   auto     the cheapest by an alpha-beta cost model (ISO_COST_FILE names
+ *            calibrated constants, written by bench/calibrate); the v and w
+ *            forms, whose block sizes differ between processes, use direct
+ * Combining schedules depend only on the neighborhood: they are built once
+ * per neighborhood and collective family and cached.  Their messages are
+ * packed (a header of block sizes, then the blocks), so the v and w forms
+ * work although intermediate processes do not know the counts they forward.
+ *
+ * Iso_schedule_info: for the calling process, the communication rounds of
+ * the schedule in the 1-ported model of the paper (each round one send and
+ * one receive: the larger of messages sent and received; the library posts
+ * independent rounds together), the point-to-point messages it sends, and
+ * the blocks it sends counting every forwarding hop.  collective is
+ * "alltoall", "allgather", "reduce" or "scatter_reduce" (v and w forms
+ * share their base's structure); algorithm is a name above ("auto": the
+ * figures of the algorithm auto picks for one MPI_DOUBLE per block). */
+ISO_API int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algorithm,
+                              int *rounds, int *messages, long long *block_hops);
 
 /* ---------------------------------------------------------------------- */
 /* Datatypes (datatypes/).

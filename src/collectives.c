@@ -2,6 +2,8 @@
  * select and build a schedule, run it (blocking), start it (nonblocking) or
  * bind it (persistent). */
 #include "iso_internal.h"
+#include <stdlib.h>
+#include <string.h>
 
 enum mode { BLOCKING, NONBLOCKING, PERSISTENT };
 
@@ -104,6 +106,22 @@ static Iso_error validate(iso_args *a, const iso_nbh *nb)
     return ISO_ERR_NONE;
 }
 
+#define A2A(sb, sc, st, rb, rc, rt)                                                         \
+    args(ISO_ALLTOALL, sb, strided(sc, st), rb, strided(rc, rt), MPI_OP_NULL)
+#define A2AV(sb, sc, sd, st, rb, rc, rd, rt)                                                \
+    args(ISO_ALLTOALL, sb, vside(sc, sd, st), rb, vside(rc, rd, rt), MPI_OP_NULL)
+#define A2AW(sb, sc, sd, st, rb, rc, rd, rt)                                                \
+    args(ISO_ALLTOALL, sb, wside(sc, sd, st), rb, wside(rc, rd, rt), MPI_OP_NULL)
+#define AG(sb, sc, st, rb, rc, rt)                                                          \
+    args(ISO_ALLGATHER, sb, same(sc, st), rb, strided(rc, rt), MPI_OP_NULL)
+#define AGV(sb, sc, st, rb, rc, rd, rt)                                                     \
+    args(ISO_ALLGATHER, sb, same(sc, st), rb, vside(rc, rd, rt), MPI_OP_NULL)
+#define AGW(sb, sc, st, rb, rc, rd, rt)                                                     \
+    args(ISO_ALLGATHER, sb, same(sc, st), rb, wside(rc, rd, rt), MPI_OP_NULL)
+#define RED(sb, rb, c, t, op) args(ISO_REDUCE, sb, same(c, t), rb, same(c, t), op)
+#define SRED(sb, sc, sd, st, rb, c, t, op)                                                  \
+    args(ISO_SCATTER_REDUCE, sb, wside(sc, sd, st), rb, same(c, t), op)
+
 /* ---- run ------------------------------------------------------------------ */
 
 /* Index of the first op used after the call returns (nonblocking): every op
@@ -119,7 +137,7 @@ static int first_deferred(const iso_sched *s)
 static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_request *request)
 {
     iso_state *st;
-    iso_sched sched;
+    iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
     int alg, requested, err;
     Iso_error e;
@@ -136,16 +154,19 @@ static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_re
     requested = st->nbh->algorithm;
     if (mode == PERSISTENT && (e = iso__info_parse(info, &requested, NULL)) != ISO_ERR_NONE)
         return iso__fail(comm, e);
-    if ((err = iso__algorithm_select(st->nbh, a, requested, &alg)) != MPI_SUCCESS)
+    if ((err = iso__algorithm_select(st->nbh, a, requested, &alg)) != MPI_SUCCESS ||
+        (err = iso__schedule_get(st->nbh, a, alg, &sched)) != MPI_SUCCESS)
         return iso__raise(comm, err);
 
-    iso__sched_init(&sched);
-    err = iso__algorithms[alg].build(st->nbh, a, &sched);
-    if (err == MPI_SUCCESS && mode != BLOCKING)
-        err = iso__sched_retain_types(&sched, mode == PERSISTENT ? 0 : first_deferred(&sched));
+    /* Whatever is used after the call returns must outlive the user's
+     * datatypes and arrays: per-call schedules hold their types, shared
+     * ones look blocks up in the request's copy of the arguments. */
+    if (mode != BLOCKING && !sched->runtime_args)
+        err = iso__sched_retain_types(sched, mode == PERSISTENT ? 0 : first_deferred(sched));
     if (err == MPI_SUCCESS)
-        err = iso__request_create(st, comm, &sched, a->sendbuf, a->recvbuf, mode == PERSISTENT, &r);
-    iso__sched_destroy(&sched); /* empty unless something failed */
+        err = iso__request_create(st, comm, sched, a, st->nbh->s,
+                                  mode != BLOCKING && sched->runtime_args, mode == PERSISTENT, &r);
+    iso__sched_release(sched);
     if (err != MPI_SUCCESS)
         return iso__raise(comm, err);
 
@@ -164,23 +185,69 @@ static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_re
     return iso__raise(comm, err);
 }
 
-/* ---- entry points: alltoall ------------------------------------------------ */
+/* ---- introspection ---------------------------------------------------------- */
 
-#define A2A(sb, sc, st, rb, rc, rt)                                                         \
-    args(ISO_ALLTOALL, sb, strided(sc, st), rb, strided(rc, rt), MPI_OP_NULL)
-#define A2AV(sb, sc, sd, st, rb, rc, rd, rt)                                                \
-    args(ISO_ALLTOALL, sb, vside(sc, sd, st), rb, vside(rc, rd, rt), MPI_OP_NULL)
-#define A2AW(sb, sc, sd, st, rb, rc, rd, rt)                                                \
-    args(ISO_ALLTOALL, sb, wside(sc, sd, st), rb, wside(rc, rd, rt), MPI_OP_NULL)
-#define AG(sb, sc, st, rb, rc, rt)                                                          \
-    args(ISO_ALLGATHER, sb, same(sc, st), rb, strided(rc, rt), MPI_OP_NULL)
-#define AGV(sb, sc, st, rb, rc, rd, rt)                                                     \
-    args(ISO_ALLGATHER, sb, same(sc, st), rb, vside(rc, rd, rt), MPI_OP_NULL)
-#define AGW(sb, sc, st, rb, rc, rd, rt)                                                     \
-    args(ISO_ALLGATHER, sb, same(sc, st), rb, wside(rc, rd, rt), MPI_OP_NULL)
-#define RED(sb, rb, c, t, op) args(ISO_REDUCE, sb, same(c, t), rb, same(c, t), op)
-#define SRED(sb, sc, sd, st, rb, c, t, op)                                                  \
-    args(ISO_SCATTER_REDUCE, sb, wside(sc, sd, st), rb, same(c, t), op)
+int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algorithm,
+                      int *rounds, int *messages, long long *block_hops)
+{
+    iso_state *st;
+    iso_sched *sched = NULL;
+    iso_args a;
+    int coll = -1, requested, alg, err, s, *ones = NULL;
+    MPI_Aint *zeros = NULL;
+    MPI_Datatype *types = NULL;
+
+    if (!collective || !algorithm || !rounds || !messages || !block_hops)
+        return iso__fail(isocomm, ISO_ERR_ARG);
+    if ((err = iso__state_get(isocomm, 0, &st)) != MPI_SUCCESS)
+        return iso__raise(isocomm, err);
+    for (int k = 0; k < ISO_NCOLL; k++)
+        if (!strcmp(collective, iso__coll_names[k]))
+            coll = k;
+    if (coll < 0)
+        return iso__fail(isocomm, ISO_ERR_ARG);
+    if (iso__algorithm_lookup(algorithm, &requested) != ISO_ERR_NONE)
+        return iso__fail(isocomm, ISO_ERR_ALGORITHM);
+    /* the figures for one MPI_DOUBLE per block */
+    s = st->nbh->s;
+    ones = malloc(sizeof(int) * (size_t)(s + 1));
+    zeros = calloc((size_t)s + 1, sizeof(MPI_Aint));
+    types = malloc(sizeof(MPI_Datatype) * (size_t)(s + 1));
+    if (!ones || !zeros || !types) {
+        err = iso__errclass(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    for (int i = 0; i < s; i++) {
+        ones[i] = 1;
+        types[i] = MPI_DOUBLE;
+    }
+    switch (coll) {
+    case ISO_ALLTOALL:
+        a = A2A(NULL, 1, MPI_DOUBLE, NULL, 1, MPI_DOUBLE);
+        break;
+    case ISO_ALLGATHER:
+        a = AG(NULL, 1, MPI_DOUBLE, NULL, 1, MPI_DOUBLE);
+        break;
+    case ISO_REDUCE:
+        a = RED(NULL, NULL, 1, MPI_DOUBLE, MPI_SUM);
+        break;
+    default:
+        a = SRED(NULL, ones, zeros, types, NULL, 1, MPI_DOUBLE, MPI_SUM);
+        break;
+    }
+    a.send.extent = a.recv.extent = (MPI_Aint)sizeof(double);
+    if ((err = iso__algorithm_select(st->nbh, &a, requested, &alg)) == MPI_SUCCESS &&
+        (err = iso__schedule_get(st->nbh, &a, alg, &sched)) == MPI_SUCCESS)
+        iso__sched_stats(sched, rounds, messages, block_hops);
+    iso__sched_release(sched);
+fn_exit:
+    free(ones);
+    free(zeros);
+    free(types);
+    return iso__raise(isocomm, err);
+}
+
+/* ---- entry points: alltoall ------------------------------------------------ */
 
 int Iso_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm)

@@ -17,6 +17,7 @@ int iso__raise(MPI_Comm comm, int err);
 int iso__fail(MPI_Comm comm, Iso_error err);
 
 /* ---- neighborhood (neighborhood.c) ------------------------------------ */
+#define ISO_MAX_ALGORITHMS 8
 typedef struct {
     int d, s;
     int *dims, *periods, *coords; /* of the Cartesian communicator / caller */
@@ -24,6 +25,9 @@ typedef struct {
     int *sources, *targets;       /* s ranks each, MPI_PROC_NULL off the mesh */
     int indegree, outdegree;      /* entries that are not MPI_PROC_NULL */
     int algorithm;                /* default: index in iso__algorithms, or ISO_ALG_AUTO */
+    /* Schedules that depend only on the neighborhood (message combining),
+     * per [personalized][algorithm]; built on first use. */
+    struct iso_sched_s *cache[2][ISO_MAX_ALGORITHMS];
 } iso_nbh;
 
 /* Attribute value of a Cartesian communicator.  Referenced by the attribute
@@ -99,30 +103,71 @@ typedef struct {
     MPI_Datatype type;
 } iso_loc;
 
-typedef enum { ISO_OP_SEND, ISO_OP_RECV, ISO_OP_COPY, ISO_OP_REDUCE } iso_opkind;
+/* Op kinds.  SEND/RECV move a place; COPY/REDUCE act on two places.  The
+ * message-combining schedules move packed messages: PACK fills message msg
+ * from its pieces (header of per-block byte sizes, then the blocks),
+ * SEND_MSG sends it, RECV_MSG receives one of unknown size (probe), DELIVER
+ * unpacks one piece into receive slot `slot` (or combines it into recvbuf
+ * for reductions). */
+typedef enum {
+    ISO_OP_SEND,
+    ISO_OP_RECV,
+    ISO_OP_COPY,
+    ISO_OP_REDUCE,
+    ISO_OP_PACK,
+    ISO_OP_SEND_MSG,
+    ISO_OP_RECV_MSG,
+    ISO_OP_DELIVER
+} iso_opkind;
+
+/* Where a block's data is: the user's send block `index` (MSG = -1), or
+ * entry `index` of packed message `msg`. */
+typedef struct {
+    int msg;
+    int index;
+} iso_piece;
 
 typedef struct {
     iso_opkind kind;
-    int peer;   /* SEND, RECV */
-    int tag;    /* SEND, RECV: offset from the operation's tag base */
-    iso_loc a;  /* SEND, RECV: the data; COPY, REDUCE: the source */
-    iso_loc b;  /* COPY, REDUCE: the destination */
-    MPI_Op op;  /* REDUCE: b = a op b */
+    int peer;    /* SEND, RECV, SEND_MSG, RECV_MSG */
+    int tag;     /* ditto: offset from the operation's tag base */
+    iso_loc a;   /* SEND, RECV: the data; COPY, REDUCE: the source */
+    iso_loc b;   /* COPY, REDUCE: the destination */
+    MPI_Op op;   /* REDUCE: b = a op b */
+    int msg;     /* PACK, SEND_MSG, RECV_MSG: message id */
+    int nblocks; /* SEND, SEND_MSG: blocks carried (statistics) */
+    iso_piece src; /* DELIVER */
+    int slot;      /* DELIVER: receive slot */
+    int first;     /* DELIVER in a reduction: first contribution (copy) */
 } iso_op;
 
-/* Rounds: round r is ops[round_end[r-1] .. round_end[r]); its SEND/RECV
- * ops are posted together, and its COPY/REDUCE ops run in order once they
- * have all completed. */
+/* A packed message: entries pieces[first .. first+n) (outgoing), or n
+ * entries whose sizes arrive in its header (incoming). */
 typedef struct {
+    int first, n;
+} iso_msg;
+
+/* Rounds: round r is ops[round_end[r-1] .. round_end[r]); its PACK ops run
+ * first, then its SEND/RECV/SEND_MSG/RECV_MSG ops are posted together, and
+ * its COPY/REDUCE/DELIVER ops run in order once they have all completed. */
+typedef struct iso_sched_s {
+    int refs; /* cached schedules are shared by requests */
     iso_op *ops;
     int nops, ops_cap;
     int *round_end;
     int nrounds, rounds_cap;
+    iso_msg *msgs;
+    int nmsgs, msgs_cap;
+    iso_piece *pieces;
+    int npieces, pieces_cap;
     int ntags;            /* tags used: 0 .. ntags-1 relative */
     size_t scratch_bytes; /* scratch memory each execution needs */
     MPI_Datatype *owned;  /* datatypes this schedule frees */
     int nowned, owned_cap;
-    int max_comm;         /* largest number of SEND/RECV ops in a round */
+    int max_comm;         /* largest number of communication ops in a round */
+    int runtime_args;     /* ops find blocks through the request's args (PACK, DELIVER) */
+    /* the same on every process (as on a torus): for the cost model */
+    int struct_phases, struct_msgs, struct_hops;
 } iso_sched;
 
 void iso__sched_init(iso_sched *s);
@@ -132,6 +177,11 @@ int iso__sched_send(iso_sched *s, int peer, int tag, iso_loc a);
 int iso__sched_recv(iso_sched *s, int peer, int tag, iso_loc a);
 int iso__sched_copy(iso_sched *s, iso_loc from, iso_loc to);
 int iso__sched_reduce(iso_sched *s, iso_loc from, iso_loc to, MPI_Op op);
+/* A new packed message; returns its id or -1 (no memory). */
+int iso__sched_msg(iso_sched *s);
+/* Appends a piece to the last message created (outgoing messages). */
+int iso__sched_msg_piece(iso_sched *s, int msg, iso_piece p);
+int iso__sched_is_comm(iso_opkind k);
 /* Closes the current round (an empty round is dropped). */
 int iso__sched_end_round(iso_sched *s);
 /* The schedule frees t when destroyed (for types a builder creates). */
@@ -148,6 +198,9 @@ typedef struct {
     iso_builder build;
     /* restrictions: NULL = every neighborhood and collective */
     int (*applicable)(const iso_nbh *nb, const iso_args *a);
+    /* the schedule depends only on the neighborhood and on whether the
+     * collective is personalized: built once, cached, shared */
+    int cacheable;
 } iso_algorithm;
 
 #define ISO_ALG_AUTO (-1)
@@ -157,17 +210,42 @@ extern const int iso__nalgorithms;
 /* Algorithm index for a name ("auto" -> ISO_ALG_AUTO); returns 0, or
  * ISO_ERR_ALGORITHM for an unknown name. */
 int iso__algorithm_lookup(const char *name, int *index);
-/* Resolves auto / checks applicability for one call. */
-int iso__algorithm_select(const iso_nbh *nb, const iso_args *a, int requested, int *index);
+/* The schedule of algorithm alg for a call: cached, or built for it.
+ * Returns a new reference in *out. */
+int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
+/* Resolves auto (cost model) / checks applicability for one call.  The
+ * choice depends only on data every process has alike (the neighborhood,
+ * the block size of the regular forms), so all processes choose the same. */
+int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int *index);
+/* Per-process figures of a schedule: 1-ported rounds (max of messages sent
+ * and received), messages sent, blocks sent counting every hop. */
+void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops);
 
 int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+
+/* Message combining (combine.c): a route is a list of hops, each along one
+ * dimension, in increasing phase order. */
+typedef struct {
+    int phase, dim, step;
+} iso_hop;
+/* Writes the route of offset c (at most maxhops hops); returns the number of
+ * hops or -1. */
+typedef int (*iso_route_fn)(const iso_nbh *nb, const int *c, iso_hop *hops, int maxhops);
+int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route,
+                         iso_sched *out);
+int iso__build_dimwise(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out);
 
 /* Block i of one side as a place in buffer buf. */
 iso_loc iso__block(const iso_side *side, int buf, int i);
 
 /* ---- requests and the executor (request.c) ---------------------------- */
 struct iso_request_s {
-    iso_sched sched;
+    iso_sched *sched; /* counted reference */
+    iso_args args;    /* buffers and block descriptions (PACK/DELIVER use them) */
+    void *args_mem;   /* copies of the argument arrays (nonblocking, persistent) */
+    MPI_Datatype *arg_types; /* our duplicates of derived types in args */
+    int narg_types;
     iso_state *state;
     MPI_Comm comm; /* the user's communicator, for error reporting */
     void *base[ISO_NBUF];
@@ -177,18 +255,27 @@ struct iso_request_s {
     int err; /* outcome of the last execution */
     MPI_Request *reqs;
     int nreqs;
+    int *pending; /* RECV_MSG ops of the round still to be matched (op index, req slot) */
+    int npending;
+    void **msgbuf; /* packed messages */
+    size_t *msgcap, *msglen;
+    void *tmp; /* one reduction vector */
+    size_t tmpcap;
     struct iso_request_s *prev, *next; /* list of active requests */
 };
 
-/* A request for sched (ownership moves into it, *sched is left empty),
- * bound to the buffers, with its tags reserved. */
-int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const void *sendbuf,
-                        void *recvbuf, int persistent, struct iso_request_s **out);
+/* A request running sched (takes one reference), bound to the buffers of a,
+ * with its tags reserved.  With retain, copies a's arrays and duplicates its
+ * derived types (the call returns before they are used). */
+int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const iso_args *a,
+                        int s, int retain, int persistent, struct iso_request_s **out);
 /* Starts an inactive request (posts round 0). */
 int iso__request_start(struct iso_request_s *r);
 /* Completes r, progressing every other active request meanwhile. */
 int iso__request_wait(struct iso_request_s *r);
 void iso__request_destroy(struct iso_request_s *r);
+/* Drops a reference to a schedule, freeing it with the last one. */
+void iso__sched_release(iso_sched *s);
 
 /* ---- info (neighborhood.c) -------------------------------------------- */
 /* Parses the iso_* keys of info (MPI_INFO_NULL allowed); unset values are

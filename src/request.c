@@ -1,9 +1,9 @@
-/* The one executor: post a round's sends and receives, complete them, run
- * its local copies and reductions, post the next round.  Blocking calls are
- * start + wait, nonblocking calls start + test/wait, persistent calls bind
- * once and start many times.  Every wait or test progresses all active
- * requests, so operations completed in different orders on different
- * processes cannot deadlock. */
+/* The one executor: pack a round's outgoing messages, post its sends and
+ * receives, complete them, run its local copies, deliveries and reductions,
+ * go on with the next round.  Blocking calls are start + wait, nonblocking
+ * calls start + test/wait, persistent calls bind once and start many times.
+ * Every wait or test progresses all active requests, so operations
+ * completed in different orders on different processes cannot deadlock. */
 #include "iso_internal.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,22 +36,31 @@ static void *addr(const struct iso_request_s *r, const iso_loc *l)
     return (char *)r->base[l->buf] + l->disp;
 }
 
+static int ensure(void **buf, size_t *cap, size_t n)
+{
+    void *p;
+    if (n <= *cap)
+        return MPI_SUCCESS;
+    if ((p = realloc(*buf, n)) == NULL)
+        return iso__errclass(ISO_ERR_NOMEM);
+    *buf = p;
+    *cap = n;
+    return MPI_SUCCESS;
+}
+
 /* Copies count x type between two places whose type signatures match. */
 static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
                       MPI_Datatype dtype)
 {
     int size, pos = 0, err;
-    MPI_Aint lb, extent;
+    MPI_Aint lb, extent, tlb, textent;
     void *tmp;
     if (stype == dtype && scount == dcount && MPI_Type_size(stype, &size) == MPI_SUCCESS &&
-        MPI_Type_get_true_extent(stype, &lb, &extent) == MPI_SUCCESS && lb == 0 &&
-        extent == size) {
-        MPI_Aint ext;
-        MPI_Type_get_extent(stype, &lb, &ext);
-        if (ext == size) { /* contiguous: one memmove */
-            memmove(dst, src, (size_t)size * (size_t)scount);
-            return MPI_SUCCESS;
-        }
+        MPI_Type_get_true_extent(stype, &tlb, &textent) == MPI_SUCCESS &&
+        MPI_Type_get_extent(stype, &lb, &extent) == MPI_SUCCESS && tlb == 0 && textent == size &&
+        extent == size) { /* contiguous: one memmove */
+        memmove(dst, src, (size_t)size * (size_t)scount);
+        return MPI_SUCCESS;
     }
     if ((err = MPI_Pack_size(scount, stype, MPI_COMM_SELF, &size)) != MPI_SUCCESS)
         return err;
@@ -66,6 +75,122 @@ static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst
     return err;
 }
 
+/* ---- packed messages ------------------------------------------------------ */
+/* Layout: n int64 byte sizes, then the n blocks as MPI_Pack wrote them. */
+
+static int block_bytes(int count, MPI_Datatype type, size_t *bytes)
+{
+    int size, err = MPI_Type_size(type, &size);
+    *bytes = (size_t)size * (size_t)(count > 0 ? count : 0);
+    return err;
+}
+
+/* Pointer to and size of entry k of message m. */
+static int entry_at(const struct iso_request_s *r, int m, int k, char **ptr, size_t *size)
+{
+    int n = r->sched->msgs[m].n;
+    const int64_t *hdr = r->msgbuf[m];
+    size_t off = (size_t)n * sizeof(int64_t);
+    if (r->msglen[m] < off || k >= n)
+        return iso__errclass(ISO_ERR_INTERN);
+    for (int j = 0; j < k; j++)
+        off += (size_t)hdr[j];
+    *size = (size_t)hdr[k];
+    if (off + *size > r->msglen[m])
+        return iso__errclass(ISO_ERR_INTERN);
+    *ptr = (char *)r->msgbuf[m] + off;
+    return MPI_SUCCESS;
+}
+
+static int pack_message(struct iso_request_s *r, int m)
+{
+    const iso_msg *msg = &r->sched->msgs[m];
+    const iso_piece *pc = r->sched->pieces + msg->first;
+    size_t total = (size_t)msg->n * sizeof(int64_t), sz;
+    int64_t *hdr;
+    char *src;
+    int err = MPI_SUCCESS;
+
+    for (int k = 0; k < msg->n && !err; k++) {
+        if (pc[k].msg < 0) {
+            iso_loc l = iso__block(&r->args.send, ISO_BUF_SEND, pc[k].index);
+            err = block_bytes(l.count, l.type, &sz);
+        } else {
+            err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz);
+        }
+        total += sz;
+    }
+    if (err || (err = ensure(&r->msgbuf[m], &r->msgcap[m], total + 1)))
+        return err;
+    hdr = r->msgbuf[m];
+    r->msglen[m] = total;
+    {
+        int pos = msg->n * (int)sizeof(int64_t);
+        for (int k = 0; k < msg->n && !err; k++) {
+            if (pc[k].msg < 0) {
+                iso_loc l = iso__block(&r->args.send, ISO_BUF_SEND, pc[k].index);
+                int before = pos;
+                err = MPI_Pack(addr(r, &l), l.count, l.type, r->msgbuf[m], (int)total, &pos,
+                               r->state->priv);
+                hdr[k] = pos - before;
+            } else if ((err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz)) == MPI_SUCCESS) {
+                memcpy((char *)r->msgbuf[m] + pos, src, sz);
+                hdr[k] = (int64_t)sz;
+                pos += (int)sz;
+            }
+        }
+        r->msglen[m] = (size_t)pos;
+    }
+    return err;
+}
+
+/* Receive slot (or the reduction vector) of a DELIVER op. */
+static iso_loc deliver_target(const struct iso_request_s *r, const iso_op *op)
+{
+    return iso__block(&r->args.recv, ISO_BUF_RECV, op->slot);
+}
+
+/* Moves a piece into place dst (count x type at p). */
+static int piece_to(struct iso_request_s *r, iso_piece pc, void *p, int count, MPI_Datatype type)
+{
+    size_t want, sz;
+    char *src;
+    int pos = 0, err;
+    if (pc.msg < 0) {
+        iso_loc l = iso__block(&r->args.send, ISO_BUF_SEND, pc.index);
+        return local_copy(addr(r, &l), l.count, l.type, p, count, type);
+    }
+    if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
+        (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
+        return err;
+    if (sz != want) /* the sender's block does not match this slot */
+        return iso__errclass(ISO_ERR_COUNT);
+    return MPI_Unpack(src, (int)sz, &pos, p, count, type, r->state->priv);
+}
+
+static int deliver(struct iso_request_s *r, const iso_op *op)
+{
+    iso_loc dst = deliver_target(r, op);
+    MPI_Aint tlb, textent, lb, extent;
+    size_t span;
+    int err;
+    int reduction = r->args.coll == ISO_REDUCE || r->args.coll == ISO_SCATTER_REDUCE;
+    if (!reduction || op->first)
+        return piece_to(r, op->src, addr(r, &dst), dst.count, dst.type);
+    /* combine: bring the piece into the vector layout, then reduce */
+    if ((err = MPI_Type_get_true_extent(dst.type, &tlb, &textent)) != MPI_SUCCESS ||
+        (err = MPI_Type_get_extent(dst.type, &lb, &extent)) != MPI_SUCCESS)
+        return err;
+    span = dst.count > 0 ? (size_t)((dst.count - 1) * extent + textent) : 0;
+    if ((err = ensure(&r->tmp, &r->tmpcap, span + 1)) != MPI_SUCCESS)
+        return err;
+    if ((err = piece_to(r, op->src, (char *)r->tmp - tlb, dst.count, dst.type)) != MPI_SUCCESS)
+        return err;
+    return MPI_Reduce_local((char *)r->tmp - tlb, addr(r, &dst), dst.count, dst.type, r->args.op);
+}
+
+/* ---- rounds ---------------------------------------------------------------- */
+
 static int round_first(const iso_sched *s, int round)
 {
     return round ? s->round_end[round - 1] : 0;
@@ -73,25 +198,73 @@ static int round_first(const iso_sched *s, int round)
 
 static int post_round(struct iso_request_s *r)
 {
-    const iso_sched *s = &r->sched;
+    const iso_sched *s = r->sched;
     MPI_Comm comm = r->state->priv;
-    int err = MPI_SUCCESS;
+    int first = round_first(s, r->round), end = s->round_end[r->round], err = MPI_SUCCESS;
     r->nreqs = 0;
-    for (int k = round_first(s, r->round); k < s->round_end[r->round] && !err; k++) {
+    r->npending = 0;
+    for (int k = first; k < end && !err; k++)
+        if (s->ops[k].kind == ISO_OP_PACK)
+            err = pack_message(r, s->ops[k].msg);
+    for (int k = first; k < end && !err; k++) {
         const iso_op *op = &s->ops[k];
-        if (op->kind == ISO_OP_SEND)
-            err = MPI_Isend(addr(r, &op->a), op->a.count, op->a.type, op->peer,
-                            r->tagbase + op->tag, comm, &r->reqs[r->nreqs++]);
-        else if (op->kind == ISO_OP_RECV)
-            err = MPI_Irecv(addr(r, &op->a), op->a.count, op->a.type, op->peer,
-                            r->tagbase + op->tag, comm, &r->reqs[r->nreqs++]);
+        int tag = r->tagbase + op->tag;
+        switch (op->kind) {
+        case ISO_OP_SEND:
+            err = MPI_Isend(addr(r, &op->a), op->a.count, op->a.type, op->peer, tag, comm,
+                            &r->reqs[r->nreqs++]);
+            break;
+        case ISO_OP_RECV:
+            err = MPI_Irecv(addr(r, &op->a), op->a.count, op->a.type, op->peer, tag, comm,
+                            &r->reqs[r->nreqs++]);
+            break;
+        case ISO_OP_SEND_MSG:
+            err = MPI_Isend(r->msgbuf[op->msg], (int)r->msglen[op->msg], MPI_PACKED, op->peer,
+                            tag, comm, &r->reqs[r->nreqs++]);
+            break;
+        case ISO_OP_RECV_MSG: /* size unknown: matched by probe in progress() */
+            r->pending[2 * r->npending] = k;
+            r->pending[2 * r->npending + 1] = r->nreqs;
+            r->npending++;
+            r->reqs[r->nreqs++] = MPI_REQUEST_NULL;
+            break;
+        default:
+            break;
+        }
     }
     return err;
 }
 
+/* Matches the round's receives of unknown size; returns 1 when all are. */
+static int match_pending(struct iso_request_s *r, int block, int *err)
+{
+    while (r->npending > 0) {
+        int k = r->pending[2 * (r->npending - 1)], slot = r->pending[2 * r->npending - 1];
+        const iso_op *op = &r->sched->ops[k];
+        MPI_Message message;
+        MPI_Status status;
+        int flag = 1, count;
+        if (block)
+            *err = MPI_Mprobe(op->peer, r->tagbase + op->tag, r->state->priv, &message, &status);
+        else
+            *err = MPI_Improbe(op->peer, r->tagbase + op->tag, r->state->priv, &flag, &message,
+                               &status);
+        if (*err || !flag)
+            return 0;
+        if ((*err = MPI_Get_count(&status, MPI_PACKED, &count)) != MPI_SUCCESS ||
+            (*err = ensure(&r->msgbuf[op->msg], &r->msgcap[op->msg], (size_t)count + 1)))
+            return 0;
+        r->msglen[op->msg] = (size_t)count;
+        if ((*err = MPI_Imrecv(r->msgbuf[op->msg], count, MPI_PACKED, &message, &r->reqs[slot])))
+            return 0;
+        r->npending--;
+    }
+    return 1;
+}
+
 static int finish_round(struct iso_request_s *r)
 {
-    const iso_sched *s = &r->sched;
+    const iso_sched *s = r->sched;
     int err = MPI_SUCCESS;
     for (int k = round_first(s, r->round); k < s->round_end[r->round] && !err; k++) {
         const iso_op *op = &s->ops[k];
@@ -101,6 +274,8 @@ static int finish_round(struct iso_request_s *r)
         else if (op->kind == ISO_OP_REDUCE)
             err = MPI_Reduce_local(addr(r, &op->a), addr(r, &op->b), op->b.count, op->b.type,
                                    op->op);
+        else if (op->kind == ISO_OP_DELIVER)
+            err = deliver(r, op);
     }
     return err;
 }
@@ -110,6 +285,7 @@ static void complete(struct iso_request_s *r, int err)
     r->active = 0;
     r->err = err;
     r->nreqs = 0;
+    r->npending = 0;
     list_remove(r);
 }
 
@@ -118,6 +294,8 @@ static void progress(struct iso_request_s *r, int block)
 {
     int err = MPI_SUCCESS, flag = 1;
     while (r->active) {
+        if (!match_pending(r, block, &err))
+            break;
         if (r->nreqs) {
 /* MPICH's access attributes make gcc flag MPI_STATUSES_IGNORE (NULL). */
 #pragma GCC diagnostic push
@@ -131,7 +309,7 @@ static void progress(struct iso_request_s *r, int block)
         }
         if ((err = finish_round(r)) != MPI_SUCCESS)
             break;
-        if (++r->round == r->sched.nrounds) {
+        if (++r->round == r->sched->nrounds) {
             complete(r, MPI_SUCCESS);
             return;
         }
@@ -156,7 +334,7 @@ int iso__request_start(struct iso_request_s *r)
     r->err = MPI_SUCCESS;
     r->active = 1;
     list_add(r);
-    if (r->sched.nrounds == 0) {
+    if (r->sched->nrounds == 0) {
         complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
     }
@@ -176,29 +354,116 @@ int iso__request_wait(struct iso_request_s *r)
     return r->err;
 }
 
-int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const void *sendbuf,
-                        void *recvbuf, int persistent, struct iso_request_s **out)
+/* ---- creation: keeping the arguments alive ---------------------------------- */
+
+static int is_named(MPI_Datatype t)
+{
+    int ni, na, nd, combiner;
+    return MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS ||
+           combiner == MPI_COMBINER_NAMED;
+}
+
+/* Our own duplicate of *t (derived types only), replacing *t. */
+static int retain_type(struct iso_request_s *r, MPI_Datatype *t, int cap)
+{
+    int err;
+    if (*t == MPI_DATATYPE_NULL || is_named(*t))
+        return MPI_SUCCESS;
+    for (int k = 0; k < r->narg_types; k++) /* already ours */
+        if (r->arg_types[k] == *t)
+            return MPI_SUCCESS;
+    if (r->narg_types >= cap)
+        return iso__errclass(ISO_ERR_INTERN);
+    if ((err = MPI_Type_dup(*t, &r->arg_types[r->narg_types])) != MPI_SUCCESS)
+        return err;
+    *t = r->arg_types[r->narg_types++];
+    return MPI_SUCCESS;
+}
+
+/* Copies the arrays of one side into mem (advancing it); dups its types. */
+static int retain_side(struct iso_request_s *r, iso_side *sd, int s, char **mem, int cap)
+{
+    int err = MPI_SUCCESS;
+    if (sd->layout == ISO_LAYOUT_V || sd->layout == ISO_LAYOUT_W) {
+        int *c = (int *)*mem;
+        memcpy(c, sd->counts, sizeof(int) * (size_t)s);
+        sd->counts = c;
+        *mem += sizeof(MPI_Aint) * (size_t)s; /* keeps alignment */
+    }
+    if (sd->layout == ISO_LAYOUT_V) {
+        int *d = (int *)*mem;
+        memcpy(d, sd->idispls, sizeof(int) * (size_t)s);
+        sd->idispls = d;
+        *mem += sizeof(MPI_Aint) * (size_t)s;
+    }
+    if (sd->layout == ISO_LAYOUT_W) {
+        MPI_Aint *d = (MPI_Aint *)*mem;
+        MPI_Datatype *t;
+        memcpy(d, sd->adispls, sizeof(MPI_Aint) * (size_t)s);
+        sd->adispls = d;
+        *mem += sizeof(MPI_Aint) * (size_t)s;
+        t = (MPI_Datatype *)*mem;
+        memcpy(t, sd->types, sizeof(MPI_Datatype) * (size_t)s);
+        sd->types = t;
+        *mem += sizeof(MPI_Aint) * (size_t)((s * sizeof(MPI_Datatype) + sizeof(MPI_Aint) - 1) /
+                                            sizeof(MPI_Aint));
+        for (int i = 0; i < s && !err; i++)
+            err = retain_type(r, &t[i], cap);
+    } else {
+        err = retain_type(r, &sd->type, cap);
+    }
+    return err;
+}
+
+static int retain_args(struct iso_request_s *r, int s)
+{
+    size_t words = (size_t)s * 2 * 4 + 8; /* two sides x up to 4 arrays */
+    char *mem;
+    int cap = 2 * s + 2;
+    r->args_mem = malloc(words * sizeof(MPI_Aint));
+    r->arg_types = malloc(sizeof(MPI_Datatype) * (size_t)cap);
+    if (r->args_mem == NULL || r->arg_types == NULL)
+        return iso__errclass(ISO_ERR_NOMEM);
+    mem = r->args_mem;
+    {
+        int err = retain_side(r, &r->args.send, s, &mem, cap);
+        return err ? err : retain_side(r, &r->args.recv, s, &mem, cap);
+    }
+}
+
+int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const iso_args *a,
+                        int s, int retain, int persistent, struct iso_request_s **out)
 {
     struct iso_request_s *r = calloc(1, sizeof *r);
+    int err = MPI_SUCCESS, nm = sched->nmsgs;
     *out = NULL;
     if (r == NULL)
         return iso__errclass(ISO_ERR_NOMEM);
-    r->sched = *sched; /* takes ownership */
-    iso__sched_init(sched);
-    r->reqs = malloc(sizeof(MPI_Request) * (size_t)(r->sched.max_comm + 1));
-    r->scratch_mem = malloc(r->sched.scratch_bytes + 1);
-    if (r->reqs == NULL || r->scratch_mem == NULL) {
-        iso__request_destroy(r);
-        return iso__errclass(ISO_ERR_NOMEM);
-    }
-    r->base[ISO_BUF_SEND] = (void *)(uintptr_t)sendbuf;
-    r->base[ISO_BUF_RECV] = recvbuf;
-    r->base[ISO_BUF_SCRATCH] = r->scratch_mem;
+    r->sched = sched;
+    sched->refs++;
     r->state = st;
     st->refs++;
+    r->args = *a;
+    r->reqs = malloc(sizeof(MPI_Request) * (size_t)(sched->max_comm + 1));
+    r->pending = malloc(sizeof(int) * 2 * (size_t)(sched->max_comm + 1));
+    r->scratch_mem = malloc(sched->scratch_bytes + 1);
+    r->msgbuf = calloc((size_t)nm + 1, sizeof *r->msgbuf);
+    r->msgcap = calloc((size_t)nm + 1, sizeof *r->msgcap);
+    r->msglen = calloc((size_t)nm + 1, sizeof *r->msglen);
+    if (!r->reqs || !r->pending || !r->scratch_mem || !r->msgbuf || !r->msgcap || !r->msglen)
+        err = iso__errclass(ISO_ERR_NOMEM);
+    if (!err && retain)
+        err = retain_args(r, s);
+    if (err) {
+        iso__request_destroy(r);
+        return err;
+    }
+    r->base[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
+    r->base[ISO_BUF_RECV] = a->recvbuf;
+    r->base[ISO_BUF_SCRATCH] = r->scratch_mem;
     r->comm = comm;
     r->persistent = persistent;
-    r->tagbase = iso__tags_reserve(st, r->sched.ntags);
+    r->tagbase = iso__tags_reserve(st, sched->ntags);
     *out = r;
     return MPI_SUCCESS;
 }
@@ -209,9 +474,21 @@ void iso__request_destroy(struct iso_request_s *r)
         return;
     if (r->active)
         list_remove(r);
-    iso__sched_destroy(&r->sched);
+    for (int k = 0; k < r->narg_types; k++)
+        MPI_Type_free(&r->arg_types[k]);
+    if (r->msgbuf)
+        for (int m = 0; m < r->sched->nmsgs; m++)
+            free(r->msgbuf[m]);
+    free(r->msgbuf);
+    free(r->msgcap);
+    free(r->msglen);
+    free(r->tmp);
+    free(r->arg_types);
+    free(r->args_mem);
     free(r->reqs);
+    free(r->pending);
     free(r->scratch_mem);
+    iso__sched_release(r->sched);
     iso__state_release(r->state);
     free(r);
 }

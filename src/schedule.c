@@ -15,6 +15,8 @@ void iso__sched_destroy(iso_sched *s)
         MPI_Type_free(&s->owned[k]);
     free(s->owned);
     free(s->ops);
+    free(s->msgs);
+    free(s->pieces);
     free(s->round_end);
     iso__sched_init(s);
 }
@@ -37,9 +39,37 @@ static int grow(void **arr, int *cap, int n, size_t sz)
     return 0;
 }
 
-static int is_comm(iso_opkind k)
+int iso__sched_is_comm(iso_opkind k)
 {
-    return k == ISO_OP_SEND || k == ISO_OP_RECV;
+    return k == ISO_OP_SEND || k == ISO_OP_RECV || k == ISO_OP_SEND_MSG || k == ISO_OP_RECV_MSG;
+}
+
+int iso__sched_msg(iso_sched *s)
+{
+    if (grow((void **)&s->msgs, &s->msgs_cap, s->nmsgs + 1, sizeof *s->msgs))
+        return -1;
+    s->msgs[s->nmsgs].first = s->npieces;
+    s->msgs[s->nmsgs].n = 0;
+    return s->nmsgs++;
+}
+
+int iso__sched_msg_piece(iso_sched *s, int msg, iso_piece p)
+{
+    if (msg != s->nmsgs - 1 || s->msgs[msg].first + s->msgs[msg].n != s->npieces)
+        return iso__errclass(ISO_ERR_INTERN);
+    if (grow((void **)&s->pieces, &s->pieces_cap, s->npieces + 1, sizeof *s->pieces))
+        return iso__errclass(ISO_ERR_NOMEM);
+    s->pieces[s->npieces++] = p;
+    s->msgs[msg].n++;
+    return MPI_SUCCESS;
+}
+
+void iso__sched_release(iso_sched *s)
+{
+    if (s == NULL || --s->refs > 0)
+        return;
+    iso__sched_destroy(s);
+    free(s);
 }
 
 int iso__sched_add(iso_sched *s, const iso_op *op)
@@ -47,14 +77,14 @@ int iso__sched_add(iso_sched *s, const iso_op *op)
     if (grow((void **)&s->ops, &s->ops_cap, s->nops + 1, sizeof *s->ops))
         return iso__errclass(ISO_ERR_NOMEM);
     s->ops[s->nops++] = *op;
-    if (is_comm(op->kind) && op->tag >= s->ntags)
+    if (iso__sched_is_comm(op->kind) && op->tag >= s->ntags)
         s->ntags = op->tag + 1;
     return MPI_SUCCESS;
 }
 
 int iso__sched_send(iso_sched *s, int peer, int tag, iso_loc a)
 {
-    iso_op op = {.kind = ISO_OP_SEND, .peer = peer, .tag = tag, .a = a};
+    iso_op op = {.kind = ISO_OP_SEND, .peer = peer, .tag = tag, .a = a, .nblocks = 1};
     return iso__sched_add(s, &op);
 }
 
@@ -85,7 +115,7 @@ int iso__sched_end_round(iso_sched *s)
         return iso__errclass(ISO_ERR_NOMEM);
     s->round_end[s->nrounds++] = s->nops;
     for (int k = first; k < s->nops; k++)
-        ncomm += is_comm(s->ops[k].kind);
+        ncomm += iso__sched_is_comm(s->ops[k].kind);
     if (ncomm > s->max_comm)
         s->max_comm = ncomm;
     return MPI_SUCCESS;
@@ -122,7 +152,10 @@ int iso__sched_retain_types(iso_sched *s, int first)
     int n = 0, cap = 0, cap2 = 0, err = MPI_SUCCESS;
     for (int k = first; k < s->nops && err == MPI_SUCCESS; k++) {
         iso_loc *locs[2] = {&s->ops[k].a, &s->ops[k].b};
-        int nloc = is_comm(s->ops[k].kind) ? 1 : 2;
+        iso_opkind kind = s->ops[k].kind;
+        int nloc = (kind == ISO_OP_SEND || kind == ISO_OP_RECV)      ? 1
+                   : (kind == ISO_OP_COPY || kind == ISO_OP_REDUCE) ? 2
+                                                                    : 0;
         for (int j = 0; j < nloc && err == MPI_SUCCESS; j++) {
             MPI_Datatype t = locs[j]->type;
             int m = 0;

@@ -1,0 +1,366 @@
+/* Message combining over routes (EuroMPI'15 sections 5.2 and 5.3).
+ *
+ * An algorithm gives every neighbor offset C^i a route: hops along single
+ * dimensions, each in a numbered phase (dimwise: one hop per non-zero
+ * coordinate, phase = dimension; bruck: one hop per set bit of each
+ * coordinate, phase = (dimension, bit)).  Routes are merged into a trie:
+ * a node is "the block of group g after these hops".  For personalized
+ * collectives (alltoall, scatter_reduce) each offset is its own group; for
+ * allgather and reduce all offsets share one group, so a block bound for
+ * several targets travels each trie edge once (no volume overhead).
+ *
+ * In phase P, every process sends one packed message per distinct hop
+ * (dimension, step) of the phase, holding the trie nodes created by that
+ * hop, and receives the matching message from the opposite direction.
+ * Because neighborhoods are isomorphic, the structure is the same on every
+ * process and needs no communication.  On non-periodic meshes a node is
+ * carried only if its origin exists and some target below it exists; the
+ * sender and the receiver evaluate the same condition, and routes move
+ * monotonically between origin and target, so every hop stays on the mesh.
+ *
+ * Messages carry a header of per-block byte sizes, so the v and w forms
+ * work although an intermediate process does not know the counts of the
+ * blocks it forwards.  Each message of an operation has its own tag. */
+#include "iso_internal.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int parent, phase, dim, step, group;
+    int *prefix;            /* d ints: sum of the hops so far */
+    int *pass;              /* slots whose route passes through (or ends at) this node */
+    int npass, pass_cap;
+    int *final;             /* slots whose route ends here */
+    int nfinal, final_cap;
+    int msg_in, entry_in;   /* where this node arrives at the caller (-1: not) */
+} node_t;
+
+typedef struct {
+    const iso_nbh *nb;
+    node_t *nodes;
+    int nnodes, cap;
+    int *cur;  /* per slot: current node */
+    int *hp;   /* per slot: next hop index */
+    iso_hop *hops; /* per slot: route, maxhops each */
+    int *nhops;
+    int maxhops;
+    int torus; /* every dimension periodic: no existence checks */
+} trie_t;
+
+static int push_int(int **arr, int *n, int *cap, int v)
+{
+    if (*n == *cap) {
+        int c = *cap ? 2 * *cap : 4;
+        int *p = realloc(*arr, sizeof(int) * (size_t)c);
+        if (p == NULL)
+            return -1;
+        *arr = p;
+        *cap = c;
+    }
+    (*arr)[(*n)++] = v;
+    return 0;
+}
+
+static int new_node(trie_t *t, int parent, int phase, int dim, int step, int group)
+{
+    int d = t->nb->d;
+    node_t *n;
+    if (t->nnodes == t->cap) {
+        int c = t->cap ? 2 * t->cap : 64;
+        node_t *p = realloc(t->nodes, sizeof(node_t) * (size_t)c);
+        if (p == NULL)
+            return -1;
+        t->nodes = p;
+        t->cap = c;
+    }
+    n = &t->nodes[t->nnodes];
+    memset(n, 0, sizeof *n);
+    n->parent = parent;
+    n->phase = phase;
+    n->dim = dim;
+    n->step = step;
+    n->group = group;
+    n->msg_in = n->entry_in = -1;
+    n->prefix = calloc((size_t)d + 1, sizeof(int));
+    if (n->prefix == NULL)
+        return -1;
+    if (parent >= 0) {
+        memcpy(n->prefix, t->nodes[parent].prefix, sizeof(int) * (size_t)d);
+        n->prefix[dim] += step;
+    }
+    return t->nnodes++;
+}
+
+static void trie_free(trie_t *t)
+{
+    for (int k = 0; k < t->nnodes; k++) {
+        free(t->nodes[k].prefix);
+        free(t->nodes[k].pass);
+        free(t->nodes[k].final);
+    }
+    free(t->nodes);
+    free(t->cur);
+    free(t->hp);
+    free(t->hops);
+    free(t->nhops);
+}
+
+/* Is caller + sign*a + b on the mesh (b may be NULL)? */
+static int on_mesh(const iso_nbh *nb, const int *a, int sign, const int *b)
+{
+    for (int j = 0; j < nb->d; j++) {
+        long long x = (long long)nb->coords[j] + sign * (long long)a[j] + (b ? b[j] : 0);
+        if (!nb->periods[j] && (x < 0 || x >= nb->dims[j]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Does node n carry data when its origin is caller - origin_off?  The
+ * origin must exist and some slot through n must have an existing target
+ * origin + C^i. */
+static int needed(const trie_t *t, const node_t *n, const int *origin_off)
+{
+    const iso_nbh *nb = t->nb;
+    if (t->torus)
+        return 1;
+    if (!on_mesh(nb, origin_off, -1, NULL))
+        return 0;
+    for (int k = 0; k < n->npass; k++) {
+        const int *c = nb->offsets + (size_t)n->pass[k] * (size_t)nb->d;
+        int ok = 1;
+        for (int j = 0; j < nb->d && ok; j++) {
+            long long x = (long long)nb->coords[j] - origin_off[j] + c[j];
+            ok = nb->periods[j] || (x >= 0 && x < nb->dims[j]);
+        }
+        if (ok)
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Builds the trie: nodes are created phase by phase, in slot order. */
+static int trie_build(trie_t *t, iso_route_fn route, int personalized, int **phases, int *nphases)
+{
+    const iso_nbh *nb = t->nb;
+    int s = nb->s, nroots = personalized ? s : (s > 0);
+    int nall = 0, *all = NULL;
+    t->maxhops = 32 * (nb->d + 1);
+    t->cur = malloc(sizeof(int) * (size_t)(s + 1));
+    t->hp = calloc((size_t)s + 1, sizeof(int));
+    t->nhops = malloc(sizeof(int) * (size_t)(s + 1));
+    t->hops = malloc(sizeof(iso_hop) * (size_t)t->maxhops * (size_t)(s + 1));
+    if (!t->cur || !t->hp || !t->nhops || !t->hops)
+        return -1;
+    for (int g = 0; g < nroots; g++)
+        if (new_node(t, -1, -1, 0, 0, g) < 0)
+            return -1;
+    for (int i = 0; i < s; i++) {
+        t->cur[i] = personalized ? i : 0;
+        t->nhops[i] = route(nb, nb->offsets + (size_t)i * (size_t)nb->d,
+                            t->hops + (size_t)i * (size_t)t->maxhops, t->maxhops);
+        if (t->nhops[i] < 0)
+            return -1;
+        nall += t->nhops[i];
+    }
+    /* the distinct phases, in order */
+    all = malloc(sizeof(int) * (size_t)(nall + 1));
+    if (all == NULL)
+        return -1;
+    nall = 0;
+    for (int i = 0; i < s; i++)
+        for (int h = 0; h < t->nhops[i]; h++)
+            all[nall++] = t->hops[(size_t)i * (size_t)t->maxhops + (size_t)h].phase;
+    qsort(all, (size_t)nall, sizeof(int), cmp_int);
+    *nphases = 0;
+    for (int k = 0; k < nall; k++)
+        if (k == 0 || all[k] != all[k - 1])
+            all[(*nphases)++] = all[k];
+    *phases = all;
+
+    for (int i = 0; i < s; i++) /* every slot passes through its root */
+        if (push_int(&t->nodes[t->cur[i]].pass, &t->nodes[t->cur[i]].npass,
+                     &t->nodes[t->cur[i]].pass_cap, i))
+            return -1;
+    for (int p = 0; p < *nphases; p++) {
+        int first_new = t->nnodes;
+        for (int i = 0; i < s; i++) {
+            const iso_hop *h = t->hops + (size_t)i * (size_t)t->maxhops + (size_t)t->hp[i];
+            int child = -1;
+            if (t->hp[i] >= t->nhops[i] || h->phase != all[p])
+                continue;
+            for (int k = first_new; k < t->nnodes && child < 0; k++)
+                if (t->nodes[k].parent == t->cur[i] && t->nodes[k].dim == h->dim &&
+                    t->nodes[k].step == h->step)
+                    child = k;
+            if (child < 0 &&
+                (child = new_node(t, t->cur[i], all[p], h->dim, h->step,
+                                  t->nodes[t->cur[i]].group)) < 0)
+                return -1;
+            t->cur[i] = child;
+            t->hp[i]++;
+            if (push_int(&t->nodes[child].pass, &t->nodes[child].npass,
+                         &t->nodes[child].pass_cap, i))
+                return -1;
+        }
+    }
+    for (int i = 0; i < s; i++)
+        if (push_int(&t->nodes[t->cur[i]].final, &t->nodes[t->cur[i]].nfinal,
+                     &t->nodes[t->cur[i]].final_cap, i))
+            return -1;
+    return 0;
+}
+
+/* Delivers every final slot of node n from piece pc. */
+static int add_deliveries(iso_sched *out, const node_t *n, iso_piece pc, int *delivered)
+{
+    int err = MPI_SUCCESS;
+    for (int k = 0; k < n->nfinal && !err; k++) {
+        iso_op op = {.kind = ISO_OP_DELIVER, .src = pc, .slot = n->final[k], .first = !*delivered};
+        err = iso__sched_add(out, &op);
+        *delivered = 1;
+    }
+    return err;
+}
+
+/* Where node n's data is at the caller: the user's block, or a message. */
+static iso_piece source_of(const trie_t *t, int n, int personalized)
+{
+    const node_t *nd = &t->nodes[n];
+    iso_piece pc = {-1, personalized ? nd->group : 0};
+    if (nd->parent >= 0) {
+        pc.msg = nd->msg_in;
+        pc.index = nd->entry_in;
+    }
+    return pc;
+}
+
+/* One phase: its outgoing and incoming messages, then deliveries. */
+static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sched *out,
+                       int *delivered, int *scratch)
+{
+    const iso_nbh *nb = t->nb;
+    int d = nb->d, err = MPI_SUCCESS;
+    int *done = calloc((size_t)t->nnodes + 1, sizeof(int)); /* node already in a message */
+    int *list = malloc(sizeof(int) * (size_t)(t->nnodes + 1));
+    int *delta = calloc((size_t)d + 1, sizeof(int));
+    if (!done || !list || !delta) {
+        err = iso__errclass(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    for (int k = 0; k < t->nnodes && !err; k++) {
+        node_t *lead = &t->nodes[k];
+        int nl = 0, msg, count = 0, peer;
+        if (lead->phase != phase || done[k])
+            continue;
+        for (int m = k; m < t->nnodes; m++) /* the nodes of this message */
+            if (t->nodes[m].phase == phase && !done[m] && t->nodes[m].dim == lead->dim &&
+                t->nodes[m].step == lead->step) {
+                done[m] = 1;
+                list[nl++] = m;
+            }
+        memset(delta, 0, sizeof(int) * (size_t)d);
+        delta[lead->dim] = lead->step;
+
+        /* outgoing: nodes whose parent is here (origin caller - parent prefix) */
+        msg = -1;
+        for (int e = 0; e < nl && !err; e++) {
+            node_t *n = &t->nodes[list[e]];
+            if (!needed(t, n, t->nodes[n->parent].prefix))
+                continue;
+            if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
+                err = iso__errclass(ISO_ERR_NOMEM);
+            if (!err)
+                err = iso__sched_msg_piece(out, msg, source_of(t, n->parent, personalized));
+            count++;
+        }
+        if (!err && msg >= 0) {
+            iso_op pack = {.kind = ISO_OP_PACK, .msg = msg};
+            iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = *tag, .nblocks = count};
+            peer = iso__shifted_rank(nb, delta, +1, scratch);
+            if (peer == MPI_PROC_NULL)
+                err = iso__errclass(ISO_ERR_INTERN);
+            send.peer = peer;
+            if (!err)
+                err = iso__sched_add(out, &pack);
+            if (!err)
+                err = iso__sched_add(out, &send);
+        }
+
+        /* incoming: nodes that arrive here (origin caller - node prefix) */
+        msg = -1;
+        count = 0;
+        for (int e = 0; e < nl && !err; e++) {
+            node_t *n = &t->nodes[list[e]];
+            if (!needed(t, n, n->prefix))
+                continue;
+            if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
+                err = iso__errclass(ISO_ERR_NOMEM);
+            n->msg_in = msg;
+            n->entry_in = count++;
+        }
+        if (!err && msg >= 0) {
+            iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = *tag};
+            out->msgs[msg].n = count;
+            recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
+            if (recv.peer == MPI_PROC_NULL)
+                err = iso__errclass(ISO_ERR_INTERN);
+            if (!err)
+                err = iso__sched_add(out, &recv);
+        }
+        ++*tag; /* one tag per message, the same on every process */
+    }
+    /* deliveries of the nodes that arrived in this phase */
+    for (int k = 0; k < t->nnodes && !err; k++) {
+        node_t *n = &t->nodes[k];
+        if (n->phase == phase && n->msg_in >= 0)
+            err = add_deliveries(out, n, (iso_piece){n->msg_in, n->entry_in}, delivered);
+    }
+    if (!err)
+        err = iso__sched_end_round(out);
+fn_exit:
+    free(done);
+    free(list);
+    free(delta);
+    return err;
+}
+
+int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route, iso_sched *out)
+{
+    int personalized = a->coll == ISO_ALLTOALL || a->coll == ISO_SCATTER_REDUCE;
+    int *phases = NULL, nphases = 0, tag = 0, delivered = 0, err = MPI_SUCCESS;
+    int *scratch = malloc(sizeof(int) * (size_t)(nb->d + 1));
+    trie_t t;
+    memset(&t, 0, sizeof t);
+    t.nb = nb;
+    t.torus = 1;
+    for (int j = 0; j < nb->d; j++)
+        t.torus &= nb->periods[j] != 0;
+    if (scratch == NULL || trie_build(&t, route, personalized, &phases, &nphases)) {
+        err = iso__errclass(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    out->runtime_args = 1;
+    /* slots with the zero route (self) are delivered from the send buffer */
+    for (int g = 0; g < (personalized ? nb->s : (nb->s > 0)) && !err; g++)
+        if (t.nodes[g].nfinal > 0 && (t.torus || on_mesh(nb, t.nodes[g].prefix, -1, NULL)))
+            err = add_deliveries(out, &t.nodes[g], source_of(&t, g, personalized), &delivered);
+    if (!err)
+        err = iso__sched_end_round(out);
+    for (int p = 0; p < nphases && !err; p++)
+        err = build_phase(&t, phases[p], personalized, &tag, out, &delivered, scratch);
+    out->struct_phases = nphases;
+    out->struct_msgs = tag;
+    out->struct_hops = t.nnodes - (personalized ? nb->s : (nb->s > 0));
+fn_exit:
+    trie_free(&t);
+    free(phases);
+    free(scratch);
+    return err;
+}
