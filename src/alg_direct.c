@@ -52,8 +52,7 @@ int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out)
     for (int i = 0; i < nb->s && !err; i++)
         if (nb->targets[i] != MPI_PROC_NULL)
             err = iso__sched_send(out, nb->targets[i], 0, iso__block(&a->send, ISO_BUF_SEND, i));
-    if (!err)
-        err = iso__sched_end_round(out);
+    /* combine the other contributions (local ops after the round) */
     for (int k = 0; k < nslots && !err; k++) {
         iso_loc from = iso__block(&a->recv, ISO_BUF_SCRATCH, 0);
         from.disp = k * slot_bytes + slot_shift;

@@ -182,7 +182,8 @@ int iso__sched_msg(iso_sched *s);
 /* Appends a piece to the last message created (outgoing messages). */
 int iso__sched_msg_piece(iso_sched *s, int msg, iso_piece p);
 int iso__sched_is_comm(iso_opkind k);
-/* Closes the current round (an empty round is dropped). */
+/* Closes the current round.  Empty rounds are kept, so that processes at
+ * the border of a mesh have the same rounds as those inside. */
 int iso__sched_end_round(iso_sched *s);
 /* The schedule frees t when destroyed (for types a builder creates). */
 int iso__sched_own(iso_sched *s, MPI_Datatype t);

@@ -109,8 +109,6 @@ int iso__sched_reduce(iso_sched *s, iso_loc from, iso_loc to, MPI_Op mop)
 int iso__sched_end_round(iso_sched *s)
 {
     int first = s->nrounds ? s->round_end[s->nrounds - 1] : 0, ncomm = 0;
-    if (s->nops == first)
-        return MPI_SUCCESS;
     if (grow((void **)&s->round_end, &s->rounds_cap, s->nrounds + 1, sizeof *s->round_end))
         return iso__errclass(ISO_ERR_NOMEM);
     s->round_end[s->nrounds++] = s->nops;

@@ -188,4 +188,148 @@ static MPI_Comm __attribute__((unused)) oracle_cart(int d, const int *dims_in, c
     MPI_Cart_create(MPI_COMM_WORLD, d, dims, periods, 0, &cart);
     return cart;
 }
+
+/* ---- Local oracle and shared test fixtures (t_alltoall, t_allgather). ---- */
+
+/* Moves one block as a matched message would: packs scount x stype from
+ * sbuf and unpacks it as rcount x rtype into rbuf, without communication.
+ * Used to fill send buffers (from a plain int array) and to compute the
+ * expected receive buffer.  Returns -1 if the two sides differ in size. */
+static int __attribute__((unused))
+oracle_move_block(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
+{
+    int ssize, rsize, packsize, pos = 0, len;
+    char *tmp;
+    MPI_Type_size(stype, &ssize);
+    MPI_Type_size(rtype, &rsize);
+    if ((long)ssize * scount != (long)rsize * rcount)
+        return -1;
+    MPI_Pack_size(scount, stype, comm, &packsize);
+    tmp = malloc((size_t)packsize + 1);
+    MPI_Pack(sbuf, scount, stype, tmp, packsize, &pos, comm);
+    len = pos;
+    pos = 0;
+    MPI_Unpack(tmp, len, &pos, rbuf, rcount, rtype, comm);
+    free(tmp);
+    return 0;
+}
+
+/* Offset of the first byte where a and b differ, or -1. */
+static long __attribute__((unused)) oracle_first_diff(const void *a, const void *b, size_t n)
+{
+    const unsigned char *x = a, *y = b;
+    for (size_t k = 0; k < n; k++)
+        if (x[k] != y[k])
+            return (long)k;
+    return -1;
+}
+
+/* Test topologies for p ranks: the k-th (d, dims, periods), or 0 past the
+ * end.  Dimension sizes 1, 2, 3 and larger; periodic, non-periodic, mixed. */
+typedef struct {
+    int d, dims[4], periods[4];
+} oracle_topo_t;
+
+static int __attribute__((unused))
+oracle_topology(int p, int k, int *d, int dims[], int periods[])
+{
+    static const struct {
+        int p;
+        oracle_topo_t t[9];
+    } table[] = {
+        {1, {{1, {1}, {1}}, {1, {1}, {0}}, {2, {1, 1}, {1, 0}}, {3, {1, 1, 1}, {0, 1, 0}},
+             {4, {1, 1, 1, 1}, {1, 0, 1, 0}}}},
+        {2, {{1, {2}, {1}}, {1, {2}, {0}}, {2, {1, 2}, {0, 1}}, {2, {2, 1}, {0, 0}},
+             {3, {2, 1, 1}, {1, 1, 0}}, {4, {1, 2, 1, 1}, {1, 0, 1, 1}}}},
+        {3, {{1, {3}, {1}}, {1, {3}, {0}}, {2, {3, 1}, {1, 1}}, {2, {1, 3}, {1, 0}},
+             {3, {3, 1, 1}, {0, 1, 1}}, {4, {1, 1, 3, 1}, {1, 1, 1, 0}}}},
+        {4, {{1, {4}, {1}}, {1, {4}, {0}}, {2, {2, 2}, {1, 1}}, {2, {2, 2}, {0, 1}},
+             {2, {1, 4}, {1, 0}}, {3, {2, 1, 2}, {1, 0, 1}}, {3, {2, 1, 2}, {0, 0, 0}},
+             {4, {1, 2, 1, 2}, {1, 1, 0, 1}}}},
+        {6, {{1, {6}, {1}}, {1, {6}, {0}}, {2, {2, 3}, {1, 1}}, {2, {2, 3}, {1, 0}},
+             {2, {3, 2}, {0, 0}}, {3, {3, 2, 1}, {1, 0, 1}}, {4, {1, 3, 1, 2}, {1, 1, 0, 1}}}},
+        {8, {{1, {8}, {1}}, {1, {8}, {0}}, {2, {2, 4}, {1, 0}}, {2, {4, 2}, {1, 1}},
+             {3, {2, 2, 2}, {1, 1, 1}}, {3, {2, 2, 2}, {1, 0, 1}}, {4, {1, 2, 2, 2}, {1, 1, 0, 1}}}},
+        {12, {{1, {12}, {1}}, {2, {3, 4}, {1, 0}}, {3, {2, 2, 3}, {1, 0, 1}},
+              {4, {1, 2, 2, 3}, {1, 1, 1, 1}}}},
+        {16, {{1, {16}, {0}}, {2, {4, 4}, {1, 1}}, {4, {2, 2, 2, 2}, {1, 0, 1, 1}},
+              {2, {2, 8}, {0, 1}}}},
+    };
+    for (size_t t = 0; t < sizeof table / sizeof table[0]; t++) {
+        if (table[t].p != p)
+            continue;
+        if (k < 0 || k >= 9 || table[t].t[k].d == 0)
+            return 0;
+        *d = table[t].t[k].d;
+        memcpy(dims, table[t].t[k].dims, sizeof(int) * (size_t)*d);
+        memcpy(periods, table[t].t[k].periods, sizeof(int) * (size_t)*d);
+        return 1;
+    }
+    /* other p: 1-d periodic and non-periodic, 2-d mixed, 3-d mixed */
+    if (k > 3)
+        return 0;
+    *d = k < 2 ? 1 : k;
+    for (int j = 0; j < *d; j++) {
+        dims[j] = 0;
+        periods[j] = k == 1 ? 0 : !(j & 1);
+    }
+    MPI_Dims_create(p, *d, dims);
+    return 1;
+}
+
+/* Derived datatypes over MPI_INT with gaps, odd lower bounds and
+ * non-monotone type maps, for the v and w tests.  sig = number of ints. */
+enum {
+    OT_INT,    /* MPI_INT */
+    OT_RES,    /* int resized to extent 12: 8-byte gap after it */
+    OT_RESLB,  /* int resized to lb -8, extent 16 */
+    OT_CONT2,  /* 2 contiguous ints */
+    OT_VEC,    /* vector(2, 1, 3): ints 0 and 3 */
+    OT_LB,     /* indexed_block ints 2 and 5: lb 8 bytes */
+    OT_VECNEG, /* vector(2, 1, -2): ints 0 then -2 (decreasing type map) */
+    OT_IDXREV, /* indexed {1 at 3, 2 at 0}: non-monotone, gap at int 2 */
+    OT_IDX,    /* indexed {2 at 0, 1 at 3, 1 at 5}: gaps at ints 2, 4 */
+    OT_N
+};
+static MPI_Datatype oracle_type[OT_N];
+static int oracle_type_sig[OT_N];
+
+static void __attribute__((unused)) oracle_types_create(void)
+{
+    int bl[3] = {2, 1, 1}, dp[3] = {0, 3, 5}, bl2[2] = {1, 2}, dp2[2] = {3, 0}, dp3[2] = {2, 5};
+    oracle_type[OT_INT] = MPI_INT;
+    MPI_Type_create_resized(MPI_INT, 0, 12, &oracle_type[OT_RES]);
+    MPI_Type_create_resized(MPI_INT, -8, 16, &oracle_type[OT_RESLB]);
+    MPI_Type_contiguous(2, MPI_INT, &oracle_type[OT_CONT2]);
+    MPI_Type_vector(2, 1, 3, MPI_INT, &oracle_type[OT_VEC]);
+    MPI_Type_create_indexed_block(2, 1, dp3, MPI_INT, &oracle_type[OT_LB]);
+    MPI_Type_vector(2, 1, -2, MPI_INT, &oracle_type[OT_VECNEG]);
+    MPI_Type_indexed(2, bl2, dp2, MPI_INT, &oracle_type[OT_IDXREV]);
+    MPI_Type_indexed(3, bl, dp, MPI_INT, &oracle_type[OT_IDX]);
+    for (int k = 0; k < OT_N; k++) {
+        int size;
+        if (k != OT_INT)
+            MPI_Type_commit(&oracle_type[k]);
+        MPI_Type_size(oracle_type[k], &size);
+        oracle_type_sig[k] = size / (int)sizeof(int);
+    }
+}
+
+static void __attribute__((unused)) oracle_types_free(void)
+{
+    for (int k = 1; k < OT_N; k++)
+        MPI_Type_free(&oracle_type[k]);
+}
+
+/* Where count x type at displacement 0 puts its bytes: [*lo, *lo + *len). */
+static void __attribute__((unused))
+oracle_footprint(int count, MPI_Datatype type, MPI_Aint *lo, MPI_Aint *len)
+{
+    MPI_Aint lb, ext, tlb, text;
+    MPI_Type_get_extent(type, &lb, &ext);
+    MPI_Type_get_true_extent(type, &tlb, &text);
+    *lo = tlb;
+    *len = count > 0 ? (MPI_Aint)(count - 1) * ext + text : 0;
+}
 #endif
