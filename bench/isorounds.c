@@ -12,7 +12,7 @@
 
 #define MAXD 4
 static const char *const algs[] = {"direct", "dimwise", "bruck", "auto"};
-static const char *const colls[] = {"alltoall", "allgather"};
+static const char *const colls[] = {"alltoall", "allgather", "reduce", "scatter_reduce"};
 
 /* Offsets c with 0 < norm(c) <= r, row-major; Manhattan or Chebyshev norm. */
 static int shell(int d, int r, int manhattan, int **out)
@@ -52,7 +52,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0) {
-        printf(md ? "| shape | r | d | s | collective |" : "%-10s %2s %2s %5s %-10s", "shape", "r",
+        printf(md ? "| shape | r | d | s | collective |" : "%-10s %2s %2s %5s %-14s", "shape", "r",
                "d", "s", "collective");
         for (int a = 0; a < 4; a++)
             printf(md ? " %s rounds/msgs/hops |" : " %22s", algs[a]);
@@ -78,8 +78,8 @@ int main(int argc, char **argv)
                 }
                 MPI_Cart_create(MPI_COMM_SELF, d, dims, periods, 0, &cart);
                 Iso_neighborhood_create(cart, s, off, &iso);
-                for (int c = 0; c < 2; c++) {
-                    printf(md ? "| %s | %d | %d | %d | %s |" : "%-10s %2d %2d %5d %-10s",
+                for (int c = 0; c < 4; c++) {
+                    printf(md ? "| %s | %d | %d | %d | %s |" : "%-10s %2d %2d %5d %-14s",
                            shape ? "Moore" : "vonNeumann", r, d, s, colls[c]);
                     for (int a = 0; a < 4; a++) {
                         int rounds, msgs;

@@ -275,8 +275,14 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  *   bruck    logarithmic combining (section 5.3): one hop per set bit of
  *            each coordinate
  *   auto     the cheapest by an alpha-beta cost model (ISO_COST_FILE names
- *            calibrated constants, written by bench/calibrate); the v and w
- *            forms, whose block sizes differ between processes, use direct
+ *            calibrated constants, written by bench/calibrate).  The
+ *            choice must be the same on every process, so it uses only
+ *            the neighborhood and the block size: the alltoall/allgather v
+ *            and w forms, whose block sizes may differ between processes,
+ *            use direct (name an algorithm to combine them)
+ * Reductions combine partial results on the way: contributions that share
+ * their remaining route are reduced at the intermediate process, so
+ * scatter_reduce moves one vector per edge of the reversed route trie.
  * Combining schedules depend only on the neighborhood: they are built once
  * per neighborhood and collective family and cached.  Their messages are
  * packed (a header of block sizes, then the blocks), so the v and w forms

@@ -35,11 +35,6 @@ static int applicable(int k, const iso_nbh *nb, const iso_args *a)
     return iso__algorithms[k].applicable == NULL || iso__algorithms[k].applicable(nb, a);
 }
 
-static int personalized(const iso_args *a)
-{
-    return a->coll == ISO_ALLTOALL || a->coll == ISO_SCATTER_REDUCE;
-}
-
 static int build_new(const iso_nbh *nb, const iso_args *a, int alg, iso_sched **out)
 {
     iso_sched *s = malloc(sizeof *s);
@@ -59,7 +54,7 @@ static int build_new(const iso_nbh *nb, const iso_args *a, int alg, iso_sched **
 
 int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out)
 {
-    iso_sched **slot = &nb->cache[personalized(a)][alg];
+    iso_sched **slot = &nb->cache[a->coll][alg];
     int err;
     if (!iso__algorithms[alg].cacheable)
         return build_new(nb, a, alg, out);
@@ -137,6 +132,12 @@ static double cost(const iso_sched *s, double block_bytes, int combining)
 static int uniform_block_bytes(const iso_args *a, double *bytes)
 {
     int size;
+    if (a->coll == ISO_REDUCE || a->coll == ISO_SCATTER_REDUCE) { /* validated: count x datatype */
+        if (MPI_Type_size(a->recv.type, &size) != MPI_SUCCESS)
+            return 0;
+        *bytes = (double)size * a->recv.count;
+        return 1;
+    }
     if (a->send.layout == ISO_LAYOUT_V || a->send.layout == ISO_LAYOUT_W ||
         a->recv.layout == ISO_LAYOUT_V || a->recv.layout == ISO_LAYOUT_W)
         return 0;

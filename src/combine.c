@@ -331,6 +331,263 @@ fn_exit:
     return err;
 }
 
+/* ---- reductions: combine partial results on the way --------------------
+ * Reduce and scatter_reduce run the routes forwards but merge instead of
+ * copying: at every process, contributions that still have the same
+ * remaining route (hence the same final target) are one partial result,
+ * reduced before it is forwarded.  Scatter_reduce thus moves one vector per
+ * edge of the reversed trie instead of one per block hop. */
+
+typedef struct {
+    int rep, h;        /* key: the hops of slot rep from index h on */
+    iso_piece *pieces; /* contributions present here */
+    int npieces, cap;
+    int alive;
+} partial_t;
+
+static int same_suffix(const trie_t *t, int i, int h, int j, int g)
+{
+    const iso_hop *a = t->hops + (size_t)i * (size_t)t->maxhops;
+    const iso_hop *b = t->hops + (size_t)j * (size_t)t->maxhops;
+    if (t->nhops[i] - h != t->nhops[j] - g)
+        return 0;
+    for (int k = 0; h + k < t->nhops[i]; k++)
+        if (a[h + k].phase != b[g + k].phase || a[h + k].dim != b[g + k].dim ||
+            a[h + k].step != b[g + k].step)
+            return 0;
+    return 1;
+}
+
+/* Does the partial with key (rep, h) at caller + yoff hold anything?  Its
+ * target caller + yoff + rest must exist, and some slot j with that
+ * remaining route must have an existing origin. */
+static int partial_needed(const trie_t *t, int rep, int h, const int *yoff, int *v)
+{
+    const iso_nbh *nb = t->nb;
+    const iso_hop *hp = t->hops + (size_t)rep * (size_t)t->maxhops;
+    int len = t->nhops[rep] - h;
+    if (t->torus)
+        return 1;
+    for (int j = 0; j < nb->d; j++)
+        v[j] = yoff[j];
+    for (int k = h; k < t->nhops[rep]; k++)
+        v[hp[k].dim] += hp[k].step;
+    if (!on_mesh(nb, v, 1, NULL))
+        return 0;
+    for (int j = 0; j < nb->s; j++) {
+        const int *c = nb->offsets + (size_t)j * (size_t)nb->d;
+        if (t->nhops[j] < len || !same_suffix(t, j, t->nhops[j] - len, rep, h))
+            continue;
+        if (on_mesh(nb, c, -1, v)) /* origin = target - C^j */
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    partial_t *p;
+    int n, cap;
+} partials_t;
+
+static int partial_find(partials_t *ps, const trie_t *t, int rep, int h)
+{
+    for (int k = 0; k < ps->n; k++)
+        if (ps->p[k].alive && same_suffix(t, ps->p[k].rep, ps->p[k].h, rep, h))
+            return k;
+    if (ps->n == ps->cap) {
+        int c = ps->cap ? 2 * ps->cap : 32;
+        partial_t *q = realloc(ps->p, sizeof(partial_t) * (size_t)c);
+        if (q == NULL)
+            return -1;
+        ps->p = q;
+        ps->cap = c;
+    }
+    memset(&ps->p[ps->n], 0, sizeof(partial_t));
+    ps->p[ps->n].rep = rep;
+    ps->p[ps->n].h = h;
+    ps->p[ps->n].alive = 1;
+    return ps->n++;
+}
+
+static int partial_add(partial_t *p, iso_piece pc)
+{
+    if (p->npieces == p->cap) {
+        int c = p->cap ? 2 * p->cap : 4;
+        iso_piece *q = realloc(p->pieces, sizeof(iso_piece) * (size_t)c);
+        if (q == NULL)
+            return -1;
+        p->pieces = q;
+        p->cap = c;
+    }
+    p->pieces[p->npieces++] = pc;
+    return 0;
+}
+
+static const iso_hop *first_hop(const trie_t *t, const partial_t *p)
+{
+    return p->h < t->nhops[p->rep] ? t->hops + (size_t)p->rep * (size_t)t->maxhops + p->h : NULL;
+}
+
+/* Local ops closing a round: deliver partials whose route has ended, and
+ * accumulate those with several pieces that phase `next` sends. */
+static int settle(const trie_t *t, partials_t *ps, int next, iso_sched *out, int *delivered)
+{
+    int err = MPI_SUCCESS;
+    for (int k = 0; k < ps->n && !err; k++) {
+        partial_t *p = &ps->p[k];
+        const iso_hop *h = first_hop(t, p);
+        if (!p->alive)
+            continue;
+        if (h == NULL) {
+            for (int e = 0; e < p->npieces && !err; e++) {
+                iso_op op = {.kind = ISO_OP_DELIVER, .src = p->pieces[e], .first = !*delivered};
+                err = iso__sched_add(out, &op);
+                *delivered = 1;
+            }
+            p->alive = 0;
+        } else if (h->phase == next && p->npieces > 1) {
+            int acc = out->nacc++;
+            for (int e = 0; e < p->npieces && !err; e++) {
+                iso_op op = {.kind = ISO_OP_ACC, .src = p->pieces[e], .slot = acc, .first = !e};
+                err = iso__sched_add(out, &op);
+            }
+            p->npieces = 1;
+            p->pieces[0] = (iso_piece){ISO_PIECE_ACC, acc};
+        }
+    }
+    return err ? err : iso__sched_end_round(out);
+}
+
+static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sched *out,
+                        int *scratch)
+{
+    const iso_nbh *nb = t->nb;
+    int d = nb->d, err = MPI_SUCCESS, n0 = ps->n;
+    int *done = calloc((size_t)n0 + 1, sizeof(int)), *list = malloc(sizeof(int) * (size_t)(n0 + 1));
+    int *delta = calloc((size_t)d + 1, sizeof(int)), *yoff = calloc((size_t)d + 1, sizeof(int));
+    int *v = calloc((size_t)d + 1, sizeof(int));
+    if (!done || !list || !delta || !yoff || !v) {
+        err = iso__errclass(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    for (int k = 0; k < n0 && !err; k++) {
+        const iso_hop *lead = ps->p[k].alive ? first_hop(t, &ps->p[k]) : NULL;
+        int nl = 0, msg = -1, count = 0;
+        if (lead == NULL || lead->phase != phase || done[k])
+            continue;
+        for (int m = k; m < n0; m++) {
+            const iso_hop *h = ps->p[m].alive ? first_hop(t, &ps->p[m]) : NULL;
+            if (h && !done[m] && h->phase == phase && h->dim == lead->dim && h->step == lead->step) {
+                done[m] = 1;
+                list[nl++] = m;
+            }
+        }
+        memset(delta, 0, sizeof(int) * (size_t)d);
+        delta[lead->dim] = lead->step;
+        out->struct_hops += nl;
+        /* outgoing: our partials */
+        for (int e = 0; e < nl && !err; e++) {
+            partial_t *p = &ps->p[list[e]];
+            memset(yoff, 0, sizeof(int) * (size_t)d);
+            if (!partial_needed(t, p->rep, p->h, yoff, v))
+                continue;
+            if (p->npieces != 1) { /* settle() leaves exactly one */
+                err = iso__errclass(ISO_ERR_INTERN);
+                break;
+            }
+            if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
+                err = iso__errclass(ISO_ERR_NOMEM);
+            if (!err)
+                err = iso__sched_msg_piece(out, msg, p->pieces[0]);
+            count++;
+        }
+        if (!err && msg >= 0) {
+            iso_op pack = {.kind = ISO_OP_PACK, .msg = msg};
+            iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = *tag, .nblocks = count};
+            send.peer = iso__shifted_rank(nb, delta, +1, scratch);
+            if (send.peer == MPI_PROC_NULL)
+                err = iso__errclass(ISO_ERR_INTERN);
+            if (!err)
+                err = iso__sched_add(out, &pack);
+            if (!err)
+                err = iso__sched_add(out, &send);
+        }
+        /* incoming: the same keys, from caller - delta, one hop further */
+        msg = -1;
+        count = 0;
+        for (int e = 0; e < nl && !err; e++) {
+            int rep = ps->p[list[e]].rep, h = ps->p[list[e]].h;
+            int q = partial_find(ps, t, rep, h + 1); /* structural: always */
+            for (int j = 0; j < d; j++)
+                yoff[j] = -delta[j];
+            if (q < 0) {
+                err = iso__errclass(ISO_ERR_NOMEM);
+                break;
+            }
+            if (!partial_needed(t, rep, h, yoff, v))
+                continue;
+            if (msg < 0 && (msg = iso__sched_msg(out)) < 0) {
+                err = iso__errclass(ISO_ERR_NOMEM);
+                break;
+            }
+            if (partial_add(&ps->p[q], (iso_piece){msg, count}))
+                err = iso__errclass(ISO_ERR_NOMEM);
+            count++;
+        }
+        if (!err && msg >= 0) {
+            iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = *tag};
+            out->msgs[msg].n = count;
+            recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
+            if (recv.peer == MPI_PROC_NULL)
+                err = iso__errclass(ISO_ERR_INTERN);
+            if (!err)
+                err = iso__sched_add(out, &recv);
+        }
+        for (int e = 0; e < nl; e++) /* sent: gone from here */
+            ps->p[list[e]].alive = 0;
+        ++*tag;
+    }
+fn_exit:
+    free(done);
+    free(list);
+    free(delta);
+    free(yoff);
+    free(v);
+    return err;
+}
+
+static int build_reduction(trie_t *t, const int *phases, int nphases, int personalized,
+                           iso_sched *out, int *scratch)
+{
+    const iso_nbh *nb = t->nb;
+    partials_t ps = {NULL, 0, 0};
+    int err = MPI_SUCCESS, tag = 0, delivered = 0;
+    /* our own contributions, one partial per distinct route.  The partials
+     * (and so message order and tags) are the same on every process; only
+     * their pieces depend on what exists around it. */
+    for (int i = 0; i < nb->s && !err; i++) {
+        int q = partial_find(&ps, t, i, 0);
+        if (q < 0)
+            err = iso__errclass(ISO_ERR_NOMEM);
+        else if ((t->torus || on_mesh(nb, nb->offsets + (size_t)i * (size_t)nb->d, 1, NULL)) &&
+                 partial_add(&ps.p[q], (iso_piece){ISO_PIECE_USER, personalized ? i : 0}))
+            err = iso__errclass(ISO_ERR_NOMEM);
+    }
+    if (!err)
+        err = settle(t, &ps, nphases > 0 ? phases[0] : -1, out, &delivered);
+    for (int p = 0; p < nphases && !err; p++) {
+        err = reduce_phase(t, &ps, phases[p], &tag, out, scratch);
+        if (!err)
+            err = settle(t, &ps, p + 1 < nphases ? phases[p + 1] : -1, out, &delivered);
+    }
+    out->struct_phases = nphases;
+    out->struct_msgs = tag;
+    for (int k = 0; k < ps.n; k++)
+        free(ps.p[k].pieces);
+    free(ps.p);
+    return err;
+}
+
 int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route, iso_sched *out)
 {
     int personalized = a->coll == ISO_ALLTOALL || a->coll == ISO_SCATTER_REDUCE;
@@ -347,6 +604,10 @@ int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn rout
         goto fn_exit;
     }
     out->runtime_args = 1;
+    if (a->coll == ISO_REDUCE || a->coll == ISO_SCATTER_REDUCE) {
+        err = build_reduction(&t, phases, nphases, personalized, out, scratch);
+        goto fn_exit;
+    }
     /* slots with the zero route (self) are delivered from the send buffer */
     for (int g = 0; g < (personalized ? nb->s : (nb->s > 0)) && !err; g++)
         if (t.nodes[g].nfinal > 0 && (t.torus || on_mesh(nb, t.nodes[g].prefix, -1, NULL)))

@@ -26,8 +26,8 @@ typedef struct {
     int indegree, outdegree;      /* entries that are not MPI_PROC_NULL */
     int algorithm;                /* default: index in iso__algorithms, or ISO_ALG_AUTO */
     /* Schedules that depend only on the neighborhood (message combining),
-     * per [personalized][algorithm]; built on first use. */
-    struct iso_sched_s *cache[2][ISO_MAX_ALGORITHMS];
+     * per [collective][algorithm]; built on first use. */
+    struct iso_sched_s *cache[4][ISO_MAX_ALGORITHMS];
 } iso_nbh;
 
 /* Attribute value of a Cartesian communicator.  Referenced by the attribute
@@ -117,11 +117,15 @@ typedef enum {
     ISO_OP_PACK,
     ISO_OP_SEND_MSG,
     ISO_OP_RECV_MSG,
-    ISO_OP_DELIVER
+    ISO_OP_DELIVER,
+    ISO_OP_ACC /* combine a piece into accumulator `slot` (first: copy) */
 } iso_opkind;
 
-/* Where a block's data is: the user's send block `index` (MSG = -1), or
- * entry `index` of packed message `msg`. */
+/* Where a block's data is: the user's send block `index` (msg = -1),
+ * reduction accumulator `index` (msg = ISO_PIECE_ACC), or entry `index` of
+ * packed message `msg`. */
+#define ISO_PIECE_USER (-1)
+#define ISO_PIECE_ACC (-2)
 typedef struct {
     int msg;
     int index;
@@ -166,6 +170,7 @@ typedef struct iso_sched_s {
     int nowned, owned_cap;
     int max_comm;         /* largest number of communication ops in a round */
     int runtime_args;     /* ops find blocks through the request's args (PACK, DELIVER) */
+    int nacc;             /* reduction accumulators (one vector each) */
     /* the same on every process (as on a torus): for the cost model */
     int struct_phases, struct_msgs, struct_hops;
 } iso_sched;
@@ -262,6 +267,9 @@ struct iso_request_s {
     size_t *msgcap, *msglen;
     void *tmp; /* one reduction vector */
     size_t tmpcap;
+    void **acc; /* the schedule's accumulators, one vector each */
+    size_t acc_span;
+    MPI_Aint acc_shift; /* -true lower bound of the vector type */
     struct iso_request_s *prev, *next; /* list of active requests */
 };
 

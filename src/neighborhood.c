@@ -14,7 +14,7 @@ static void nbh_free(iso_nbh *nb)
 {
     if (nb == NULL)
         return;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 4; k++)
         for (int a = 0; a < ISO_MAX_ALGORITHMS; a++)
             iso__sched_release(nb->cache[k][a]);
     free(nb->dims); /* dims, periods, coords share one allocation */

@@ -102,6 +102,21 @@ static int entry_at(const struct iso_request_s *r, int m, int k, char **ptr, siz
     return MPI_SUCCESS;
 }
 
+/* A user send block or an accumulator, as a place (buffer address apart). */
+static iso_loc piece_loc(const struct iso_request_s *r, iso_piece pc)
+{
+    if (pc.msg == ISO_PIECE_ACC)
+        return iso__block(&r->args.recv, ISO_BUF_RECV, 0); /* count x datatype */
+    return iso__block(&r->args.send, ISO_BUF_SEND, pc.index);
+}
+
+static void *piece_addr(const struct iso_request_s *r, iso_piece pc, const iso_loc *l)
+{
+    if (pc.msg == ISO_PIECE_ACC)
+        return (char *)r->acc[pc.index] + r->acc_shift;
+    return addr(r, l);
+}
+
 static int pack_message(struct iso_request_s *r, int m)
 {
     const iso_msg *msg = &r->sched->msgs[m];
@@ -113,7 +128,7 @@ static int pack_message(struct iso_request_s *r, int m)
 
     for (int k = 0; k < msg->n && !err; k++) {
         if (pc[k].msg < 0) {
-            iso_loc l = iso__block(&r->args.send, ISO_BUF_SEND, pc[k].index);
+            iso_loc l = piece_loc(r, pc[k]);
             err = block_bytes(l.count, l.type, &sz);
         } else {
             err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz);
@@ -128,10 +143,10 @@ static int pack_message(struct iso_request_s *r, int m)
         int pos = msg->n * (int)sizeof(int64_t);
         for (int k = 0; k < msg->n && !err; k++) {
             if (pc[k].msg < 0) {
-                iso_loc l = iso__block(&r->args.send, ISO_BUF_SEND, pc[k].index);
+                iso_loc l = piece_loc(r, pc[k]);
                 int before = pos;
-                err = MPI_Pack(addr(r, &l), l.count, l.type, r->msgbuf[m], (int)total, &pos,
-                               r->state->priv);
+                err = MPI_Pack(piece_addr(r, pc[k], &l), l.count, l.type, r->msgbuf[m],
+                               (int)total, &pos, r->state->priv);
                 hdr[k] = pos - before;
             } else if ((err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz)) == MPI_SUCCESS) {
                 memcpy((char *)r->msgbuf[m] + pos, src, sz);
@@ -144,21 +159,15 @@ static int pack_message(struct iso_request_s *r, int m)
     return err;
 }
 
-/* Receive slot (or the reduction vector) of a DELIVER op. */
-static iso_loc deliver_target(const struct iso_request_s *r, const iso_op *op)
-{
-    return iso__block(&r->args.recv, ISO_BUF_RECV, op->slot);
-}
-
-/* Moves a piece into place dst (count x type at p). */
+/* Moves a piece into count x type at p. */
 static int piece_to(struct iso_request_s *r, iso_piece pc, void *p, int count, MPI_Datatype type)
 {
     size_t want, sz;
     char *src;
     int pos = 0, err;
     if (pc.msg < 0) {
-        iso_loc l = iso__block(&r->args.send, ISO_BUF_SEND, pc.index);
-        return local_copy(addr(r, &l), l.count, l.type, p, count, type);
+        iso_loc l = piece_loc(r, pc);
+        return local_copy(piece_addr(r, pc, &l), l.count, l.type, p, count, type);
     }
     if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
         (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
@@ -168,25 +177,35 @@ static int piece_to(struct iso_request_s *r, iso_piece pc, void *p, int count, M
     return MPI_Unpack(src, (int)sz, &pos, p, count, type, r->state->priv);
 }
 
-static int deliver(struct iso_request_s *r, const iso_op *op)
+/* Puts piece pc into count x type at p: a plain copy, or (combine) reduced
+ * into what p holds with the request's op. */
+static int combine_into(struct iso_request_s *r, iso_piece pc, void *p, int count,
+                        MPI_Datatype type, int combine)
 {
-    iso_loc dst = deliver_target(r, op);
     MPI_Aint tlb, textent, lb, extent;
     size_t span;
     int err;
-    int reduction = r->args.coll == ISO_REDUCE || r->args.coll == ISO_SCATTER_REDUCE;
-    if (!reduction || op->first)
-        return piece_to(r, op->src, addr(r, &dst), dst.count, dst.type);
-    /* combine: bring the piece into the vector layout, then reduce */
-    if ((err = MPI_Type_get_true_extent(dst.type, &tlb, &textent)) != MPI_SUCCESS ||
-        (err = MPI_Type_get_extent(dst.type, &lb, &extent)) != MPI_SUCCESS)
+    if (!combine)
+        return piece_to(r, pc, p, count, type);
+    if ((err = MPI_Type_get_true_extent(type, &tlb, &textent)) != MPI_SUCCESS ||
+        (err = MPI_Type_get_extent(type, &lb, &extent)) != MPI_SUCCESS)
         return err;
-    span = dst.count > 0 ? (size_t)((dst.count - 1) * extent + textent) : 0;
+    span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
     if ((err = ensure(&r->tmp, &r->tmpcap, span + 1)) != MPI_SUCCESS)
         return err;
-    if ((err = piece_to(r, op->src, (char *)r->tmp - tlb, dst.count, dst.type)) != MPI_SUCCESS)
+    if ((err = piece_to(r, pc, (char *)r->tmp - tlb, count, type)) != MPI_SUCCESS)
         return err;
-    return MPI_Reduce_local((char *)r->tmp - tlb, addr(r, &dst), dst.count, dst.type, r->args.op);
+    return MPI_Reduce_local((char *)r->tmp - tlb, p, count, type, r->args.op);
+}
+
+/* DELIVER: into receive slot `slot`, or combined into the reduction vector;
+ * ACC: combined into accumulator `slot`. */
+static int deliver(struct iso_request_s *r, const iso_op *op)
+{
+    int reduction = r->args.coll == ISO_REDUCE || r->args.coll == ISO_SCATTER_REDUCE;
+    iso_loc dst = iso__block(&r->args.recv, ISO_BUF_RECV, op->slot);
+    void *p = op->kind == ISO_OP_ACC ? (char *)r->acc[op->slot] + r->acc_shift : addr(r, &dst);
+    return combine_into(r, op->src, p, dst.count, dst.type, reduction && !op->first);
 }
 
 /* ---- rounds ---------------------------------------------------------------- */
@@ -274,7 +293,7 @@ static int finish_round(struct iso_request_s *r)
         else if (op->kind == ISO_OP_REDUCE)
             err = MPI_Reduce_local(addr(r, &op->a), addr(r, &op->b), op->b.count, op->b.type,
                                    op->op);
-        else if (op->kind == ISO_OP_DELIVER)
+        else if (op->kind == ISO_OP_DELIVER || op->kind == ISO_OP_ACC)
             err = deliver(r, op);
     }
     return err;
@@ -431,6 +450,24 @@ static int retain_args(struct iso_request_s *r, int s)
     }
 }
 
+/* One vector (recv count x datatype) per accumulator of the schedule. */
+static int alloc_accumulators(struct iso_request_s *r)
+{
+    MPI_Aint tlb, textent, lb, extent;
+    int n = r->sched->nacc, count = r->args.recv.count, err;
+    if ((err = MPI_Type_get_true_extent(r->args.recv.type, &tlb, &textent)) != MPI_SUCCESS ||
+        (err = MPI_Type_get_extent(r->args.recv.type, &lb, &extent)) != MPI_SUCCESS)
+        return err;
+    r->acc_span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
+    r->acc_shift = -tlb;
+    if ((r->acc = calloc((size_t)n, sizeof *r->acc)) == NULL)
+        return iso__errclass(ISO_ERR_NOMEM);
+    for (int k = 0; k < n; k++)
+        if ((r->acc[k] = malloc(r->acc_span + 1)) == NULL)
+            return iso__errclass(ISO_ERR_NOMEM);
+    return MPI_SUCCESS;
+}
+
 int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const iso_args *a,
                         int s, int retain, int persistent, struct iso_request_s **out)
 {
@@ -454,6 +491,8 @@ int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const is
         err = iso__errclass(ISO_ERR_NOMEM);
     if (!err && retain)
         err = retain_args(r, s);
+    if (!err && sched->nacc > 0)
+        err = alloc_accumulators(r);
     if (err) {
         iso__request_destroy(r);
         return err;
@@ -483,6 +522,10 @@ void iso__request_destroy(struct iso_request_s *r)
     free(r->msgcap);
     free(r->msglen);
     free(r->tmp);
+    if (r->acc)
+        for (int k = 0; k < r->sched->nacc; k++)
+            free(r->acc[k]);
+    free(r->acc);
     free(r->arg_types);
     free(r->args_mem);
     free(r->reqs);
