@@ -89,7 +89,8 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  * communicator and sets *isocomm = cartcomm: the isocomm IS the Cartesian
  * communicator.  Collective; every process must pass the same list (checked
  * with one allreduce when verification is on).  Repeated offsets and the zero
- * offset are allowed; the order defines the buffer order.  Creating again
+ * offset are allowed; the order defines the buffer order.  Each coordinate
+ * must lie strictly between -2^30 and 2^30 (ISO_ERR_ARG).  Creating again
  * replaces the neighborhood.  s = 0 is valid (every collective is a no-op).
  *
  * Info keys (unknown keys starting with "iso_" are an error, others ignored):

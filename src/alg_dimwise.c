@@ -5,9 +5,10 @@
  * 2rd messages instead of (2r+1)^d - 1. */
 #include "iso_internal.h"
 
-static int route(const iso_nbh *nb, const int *c, iso_hop *hops, int maxhops)
+static int route(const iso_nbh *nb, const int *line, const int *c, iso_hop *hops, int maxhops)
 {
     int n = 0;
+    (void)line;
     for (int j = 0; j < nb->d; j++)
         if (c[j] != 0) {
             if (n == maxhops)
@@ -19,5 +20,5 @@ static int route(const iso_nbh *nb, const int *c, iso_hop *hops, int maxhops)
 
 int iso__build_dimwise(const iso_nbh *nb, const iso_args *a, iso_sched *out)
 {
-    return iso__build_combining(nb, a, route, out);
+    return iso__build_combining(nb, a, route, NULL, out);
 }

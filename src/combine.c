@@ -45,7 +45,19 @@ typedef struct {
     int *nhops;
     int maxhops;
     int torus; /* every dimension periodic: no existence checks */
+    const int *line; /* hops with dim == d move along this vector */
 } trie_t;
+
+/* v += step * (unit vector of dim, or the line vector for dim == d). */
+static void hop_add(const trie_t *t, int dim, int step, int *v)
+{
+    if (dim < t->nb->d) {
+        v[dim] += step;
+        return;
+    }
+    for (int j = 0; j < t->nb->d; j++)
+        v[j] += step * t->line[j];
+}
 
 static int push_int(int **arr, int *n, int *cap, int v)
 {
@@ -86,7 +98,7 @@ static int new_node(trie_t *t, int parent, int phase, int dim, int step, int gro
         return -1;
     if (parent >= 0) {
         memcpy(n->prefix, t->nodes[parent].prefix, sizeof(int) * (size_t)d);
-        n->prefix[dim] += step;
+        hop_add(t, dim, step, n->prefix);
     }
     return t->nnodes++;
 }
@@ -163,7 +175,7 @@ static int trie_build(trie_t *t, iso_route_fn route, int personalized, int **pha
             return -1;
     for (int i = 0; i < s; i++) {
         t->cur[i] = personalized ? i : 0;
-        t->nhops[i] = route(nb, nb->offsets + (size_t)i * (size_t)nb->d,
+        t->nhops[i] = route(nb, t->line, nb->offsets + (size_t)i * (size_t)nb->d,
                             t->hops + (size_t)i * (size_t)t->maxhops, t->maxhops);
         if (t->nhops[i] < 0)
             return -1;
@@ -266,7 +278,7 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
                 list[nl++] = m;
             }
         memset(delta, 0, sizeof(int) * (size_t)d);
-        delta[lead->dim] = lead->step;
+        hop_add(t, lead->dim, lead->step, delta);
 
         /* outgoing: nodes whose parent is here (origin caller - parent prefix) */
         msg = -1;
@@ -371,7 +383,7 @@ static int partial_needed(const trie_t *t, int rep, int h, const int *yoff, int 
     for (int j = 0; j < nb->d; j++)
         v[j] = yoff[j];
     for (int k = h; k < t->nhops[rep]; k++)
-        v[hp[k].dim] += hp[k].step;
+        hop_add(t, hp[k].dim, hp[k].step, v);
     if (!on_mesh(nb, v, 1, NULL))
         return 0;
     for (int j = 0; j < nb->s; j++) {
@@ -483,7 +495,7 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
             }
         }
         memset(delta, 0, sizeof(int) * (size_t)d);
-        delta[lead->dim] = lead->step;
+        hop_add(t, lead->dim, lead->step, delta);
         out->struct_hops += nl;
         /* outgoing: our partials */
         for (int e = 0; e < nl && !err; e++) {
@@ -588,7 +600,8 @@ static int build_reduction(trie_t *t, const int *phases, int nphases, int person
     return err;
 }
 
-int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route, iso_sched *out)
+int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route,
+                         const int *line, iso_sched *out)
 {
     int personalized = a->coll == ISO_ALLTOALL || a->coll == ISO_SCATTER_REDUCE;
     int *phases = NULL, nphases = 0, tag = 0, delivered = 0, err = MPI_SUCCESS;
@@ -596,6 +609,7 @@ int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn rout
     trie_t t;
     memset(&t, 0, sizeof t);
     t.nb = nb;
+    t.line = line;
     t.torus = 1;
     for (int j = 0; j < nb->d; j++)
         t.torus &= nb->periods[j] != 0;

@@ -18,6 +18,7 @@ int iso__fail(MPI_Comm comm, Iso_error err);
 
 /* ---- neighborhood (neighborhood.c) ------------------------------------ */
 #define ISO_MAX_ALGORITHMS 8
+#define ISO_MAX_OFFSET (1 << 30) /* |offset coordinate| below this */
 typedef struct {
     int d, s;
     int *dims, *periods, *coords; /* of the Cartesian communicator / caller */
@@ -229,16 +230,18 @@ void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long 
 
 int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out);
 
-/* Message combining (combine.c): a route is a list of hops, each along one
- * dimension, in increasing phase order. */
+/* Message combining (combine.c): a route is a list of hops in increasing
+ * phase order, each step times the unit vector of dimension dim, or, for
+ * dim == d, step times the line vector passed to the builder. */
 typedef struct {
     int phase, dim, step;
 } iso_hop;
 /* Writes the route of offset c (at most maxhops hops); returns the number of
  * hops or -1. */
-typedef int (*iso_route_fn)(const iso_nbh *nb, const int *c, iso_hop *hops, int maxhops);
+typedef int (*iso_route_fn)(const iso_nbh *nb, const int *line, const int *c, iso_hop *hops,
+                            int maxhops);
 int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route,
-                         iso_sched *out);
+                         const int *line, iso_sched *out);
 int iso__build_dimwise(const iso_nbh *nb, const iso_args *a, iso_sched *out);
 int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out);
 

@@ -301,6 +301,9 @@ static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm 
         return err;
     if (s > 0 && d > 0 && rel == NULL)
         return iso__errclass(ISO_ERR_ARG);
+    for (size_t k = 0; k < (size_t)s * (size_t)d; k++)
+        if (rel[k] <= -ISO_MAX_OFFSET || rel[k] >= ISO_MAX_OFFSET)
+            return iso__errclass(ISO_ERR_ARG);
     if ((e = env_defaults(&algorithm, &verify)) != ISO_ERR_NONE ||
         (e = iso__info_parse(info, &algorithm, &verify)) != ISO_ERR_NONE)
         return iso__errclass(e);
