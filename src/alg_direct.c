@@ -61,6 +61,7 @@ int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out)
     if (!err)
         err = iso__sched_end_round(out);
     out->scratch_bytes = (size_t)(nslots * slot_bytes);
+    out->ntags = 1; /* one tag; order matches repeated pairs */
     out->struct_phases = 1;
     out->struct_msgs = out->struct_hops = nb->s;
     return err;

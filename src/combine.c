@@ -593,7 +593,7 @@ static int build_reduction(trie_t *t, const int *phases, int nphases, int person
             err = settle(t, &ps, p + 1 < nphases ? phases[p + 1] : -1, out, &delivered);
     }
     out->struct_phases = nphases;
-    out->struct_msgs = tag;
+    out->struct_msgs = out->ntags = tag;
     for (int k = 0; k < ps.n; k++)
         free(ps.p[k].pieces);
     free(ps.p);
@@ -631,7 +631,7 @@ int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn rout
     for (int p = 0; p < nphases && !err; p++)
         err = build_phase(&t, phases[p], personalized, &tag, out, &delivered, scratch);
     out->struct_phases = nphases;
-    out->struct_msgs = tag;
+    out->struct_msgs = out->ntags = tag;
     out->struct_hops = t.nnodes - (personalized ? nb->s : (nb->s > 0));
 fn_exit:
     trie_free(&t);

@@ -165,7 +165,9 @@ typedef struct iso_sched_s {
     int nmsgs, msgs_cap;
     iso_piece *pieces;
     int npieces, pieces_cap;
-    int ntags;            /* tags used: 0 .. ntags-1 relative */
+    int ntags; /* tags reserved per execution: set by the builder from the
+                * structure alone, the same on every process (not from the
+                * ops this process happens to have) */
     size_t scratch_bytes; /* scratch memory each execution needs */
     MPI_Datatype *owned;  /* datatypes this schedule frees */
     int nowned, owned_cap;

@@ -77,8 +77,6 @@ int iso__sched_add(iso_sched *s, const iso_op *op)
     if (grow((void **)&s->ops, &s->ops_cap, s->nops + 1, sizeof *s->ops))
         return iso__errclass(ISO_ERR_NOMEM);
     s->ops[s->nops++] = *op;
-    if (iso__sched_is_comm(op->kind) && op->tag >= s->ntags)
-        s->ntags = op->tag + 1;
     return MPI_SUCCESS;
 }
 
