@@ -25,7 +25,7 @@ else ifeq ($(MPI),openmpi)
 else
   $(error MPI must be mpich or openmpi)
 endif
-DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc
+DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc pkg-config
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
@@ -43,7 +43,7 @@ BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 EXAMPLE  := $(BUILD)/examples/example
 
-.PHONY: all lib tests check asan bench install deps have-mpi clean examples
+.PHONY: all lib tests check asan bench install installcheck verify-big deps have-mpi clean examples
 all: lib
 lib: $(BUILD)/libisocoll.a $(BUILD)/libisocoll.so
 
@@ -100,6 +100,17 @@ install: lib
 	install -m 755 $(BUILD)/libisocoll.so $(DESTDIR)$(PREFIX)/lib/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1|' isocoll.pc.in \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/isocoll.pc
+
+# An outside program built against the installed copy through pkg-config.
+installcheck:
+	rm -rf $(BUILD)/inst && $(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/inst
+	$(MPICC) examples/example.c $$(PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig \
+	  pkg-config --cflags --libs isocoll) -Wl,-rpath,$(CURDIR)/$(BUILD)/inst/lib -o $(BUILD)/inst/example
+	$(MPIEXEC) -n 4 $(BUILD)/inst/example
+
+# The offline schedule verifier on large tori (p = 16384).
+verify-big: tests
+	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" sh tests/verify_big.sh
 
 # Dependencies: install when missing (as root) or say exactly what to run.
 have-mpi:
