@@ -332,4 +332,31 @@ oracle_footprint(int count, MPI_Datatype type, MPI_Aint *lo, MPI_Aint *len)
     *lo = tlb;
     *len = count > 0 ? (MPI_Aint)(count - 1) * ext + text : 0;
 }
+
+/* As oracle_alltoallw, but all receives and sends are posted at once
+ * (MPI_Irecv/MPI_Isend per neighbor index, tag i) on comm, a duplicate of
+ * cart the caller made once: the same reference result without s sequential
+ * round trips and a communicator duplication per call. */
+static void __attribute__((unused))
+oracle_alltoallw_on(const void *sendbuf, const int scounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype stypes[], void *recvbuf, const int rcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm cart,
+                    MPI_Comm comm, const nbh_t *n)
+{
+    int *src = malloc(sizeof(int) * (size_t)(n->s + 1));
+    int *dst = malloc(sizeof(int) * (size_t)(n->s + 1));
+    MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(2 * n->s + 1));
+    MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)(2 * n->s + 1));
+    oracle_neighbors(cart, n, src, dst);
+    for (int i = 0; i < n->s; i++)
+        MPI_Irecv((char *)recvbuf + rdispls[i], rcounts[i], rtypes[i], src[i], i, comm, &req[i]);
+    for (int i = 0; i < n->s; i++)
+        MPI_Isend((const char *)sendbuf + sdispls[i], scounts[i], stypes[i], dst[i], i, comm,
+                  &req[n->s + i]);
+    MPI_Waitall(2 * n->s, req, st);
+    free(st);
+    free(req);
+    free(src);
+    free(dst);
+}
 #endif
