@@ -7,9 +7,11 @@
  * (MPI_Comm_call_errhandler): with MPI_ERRORS_ARE_FATAL (the default) the
  * program aborts with a message naming the error; with MPI_ERRORS_RETURN the
  * code is returned.  Library-specific errors have their own error classes,
- * registered with MPI_Add_error_class and MPI_Add_error_string the first time
- * the library is used; Iso_error_class() maps an MPI error code back to one
- * of the ISO_ERR_* values below.  Functions that have no communicator
+ * registered with MPI_Add_error_class (one error code in each, with
+ * MPI_Add_error_code, and its text by MPI_Add_error_string) the first time
+ * the library is used; functions return the code, whose MPI_Error_class is
+ * the class.  Iso_error_class() maps an MPI error code back to one of the
+ * ISO_ERR_* values below.  Functions that have no communicator
  * (Iso_start, Iso_wait, ... on a NULL or misused request) report through the
  * request's communicator when there is one, else through MPI_COMM_WORLD.
  * Errors detected locally (bad arguments) are reported before any

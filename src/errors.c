@@ -9,23 +9,31 @@ static const char *const messages[ISO_ERR_LASTCODE] = {
 #undef ISO__MSG
 };
 
-static int classes[ISO_ERR_LASTCODE];
+static int classes[ISO_ERR_LASTCODE]; /* MPI error class of each library error */
+static int codes[ISO_ERR_LASTCODE];   /* the code returned for it */
 static int registered;
 
+/* One class and one code in it per library error.  Functions return the
+ * code: Open MPI 4.1 maps a dynamically added class, used as a code, to
+ * MPI_ERR_UNKNOWN in MPI_Error_class, whereas codes map to their class. */
 static void register_classes(void)
 {
     if (registered)
         return;
     registered = 1;
-    classes[ISO_ERR_NONE] = MPI_SUCCESS;
+    classes[ISO_ERR_NONE] = codes[ISO_ERR_NONE] = MPI_SUCCESS;
     for (int e = 1; e < ISO_ERR_LASTCODE; e++) {
         /* Should MPI refuse (no free classes), fall back to MPI's own
-         * classes rather than report success. */
+         * class rather than report success. */
         if (MPI_Add_error_class(&classes[e]) != MPI_SUCCESS) {
-            classes[e] = MPI_ERR_OTHER;
+            classes[e] = codes[e] = MPI_ERR_OTHER;
             continue;
         }
+        if (MPI_Add_error_code(classes[e], &codes[e]) != MPI_SUCCESS)
+            codes[e] = classes[e];
         MPI_Add_error_string(classes[e], messages[e]);
+        if (codes[e] != classes[e])
+            MPI_Add_error_string(codes[e], messages[e]);
     }
 }
 
@@ -34,7 +42,7 @@ int iso__errclass(Iso_error err)
     if (err <= ISO_ERR_NONE || err >= ISO_ERR_LASTCODE)
         return MPI_ERR_UNKNOWN;
     register_classes();
-    return classes[err];
+    return codes[err];
 }
 
 int iso__raise(MPI_Comm comm, int err)
@@ -51,22 +59,25 @@ int iso__fail(MPI_Comm comm, Iso_error err)
 
 int Iso_error_mpi_class(Iso_error err)
 {
-    return iso__errclass(err);
+    if (err <= ISO_ERR_NONE || err >= ISO_ERR_LASTCODE)
+        return MPI_ERR_UNKNOWN;
+    register_classes();
+    return classes[err];
 }
 
 int Iso_error_class(int mpi_errorcode, Iso_error *err)
 {
-    int cls;
+    int cls = MPI_ERR_UNKNOWN;
     if (err == NULL)
         return iso__fail(MPI_COMM_NULL, ISO_ERR_ARG);
     *err = ISO_ERR_NONE;
     if (mpi_errorcode == MPI_SUCCESS)
         return MPI_SUCCESS;
     register_classes();
-    if (MPI_Error_class(mpi_errorcode, &cls) != MPI_SUCCESS)
-        return MPI_SUCCESS;
+    MPI_Error_class(mpi_errorcode, &cls);
     for (int e = 1; e < ISO_ERR_LASTCODE; e++)
-        if (classes[e] == cls && cls != MPI_ERR_OTHER) {
+        if (classes[e] != MPI_ERR_OTHER &&
+            (mpi_errorcode == codes[e] || mpi_errorcode == classes[e] || cls == classes[e])) {
             *err = (Iso_error)e;
             break;
         }

@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 /* ---- errors (errors.c) ------------------------------------------------ */
-/* The MPI error class of a library error (registers classes on first use). */
+/* The MPI error code returned for a library error (its class is the
+ * library class; registers classes and codes on first use). */
 int iso__errclass(Iso_error err);
 /* Report err (an MPI error code or class) through comm's error handler
  * (MPI_COMM_WORLD if comm is MPI_COMM_NULL) and return it. */

@@ -143,7 +143,8 @@ static void make_lists(void)
     nbh_push(&lists[1], one_dir);
     lists[2] = nbh_shell(2, 1, -1, 2); /* von Neumann r2 with the zero offset */
     lists[3] = nbh_random(2, 5, 2, 777u);
-    nbh_push(&lists[3], lists[3].off); /* a repeated offset */
+    int rep[2] = {lists[3].off[0], lists[3].off[1]}; /* a repeated offset */
+    nbh_push(&lists[3], rep);
 }
 
 static void test_cycles(MPI_Comm cart)
