@@ -39,6 +39,7 @@ TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_HDR := $(wildcard tests/*.h)
 STENCIL_LIB := $(filter-out stencil/isostencil.c,$(wildcard stencil/*.c))
+STENCIL_HDR := $(wildcard stencil/*.h)
 BENCH_SRC := $(wildcard bench/*.c)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 EXAMPLE  := $(BUILD)/examples/example
@@ -58,17 +59,17 @@ $(BUILD)/libisocoll.so: $(LIB_OBJ)
 	$(MPICC) -shared $(SANFLAGS) -o $@ $^
 
 # Test programs link the static library (and the stencil library part).
-$(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(BUILD)/libisocoll.a
+$(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
-$(BUILD)/bench/%: bench/%.c $(STENCIL_LIB) $(BUILD)/libisocoll.a
+$(BUILD)/bench/%: bench/%.c $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
-$(BUILD)/stencil/isostencil: stencil/isostencil.c $(STENCIL_LIB) $(BUILD)/libisocoll.a
+$(BUILD)/stencil/isostencil: stencil/isostencil.c $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) -Istencil $^ -o $@ -lm
+	$(MPICC) $(ALLCFLAGS) -Istencil $(filter %.c %.a,$^) -o $@ -lm
 
 $(EXAMPLE): examples/example.c $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
