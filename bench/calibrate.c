@@ -1,0 +1,277 @@
+/* calibrate: measures the constants of isocoll's cost model on this machine
+ * at 2 ranks and writes them as a cost file (ISO_COST_FILE format):
+ *
+ *   time = gamma * phases + alpha * messages + beta * bytes
+ *          + pack * 2 * bytes (packing and unpacking, combining schedules)
+ *
+ *   alpha  per message: slope of the time of one round in which each rank
+ *          sends m 8-byte messages to the other (and receives m), over m
+ *   gamma  per round: slope of the time of r dependent rounds of one 8-byte
+ *          exchange, over r, minus alpha (a round also sends a message)
+ *   beta   per byte: slope of the time of one exchange of n bytes, over n
+ *   pack   per byte: half the slope of MPI_Pack + MPI_Unpack of n bytes
+ *
+ * Every point is the median over repetitions of (batch time / calls),
+ * maximised over both ranks; the points of all series are measured
+ * interleaved (round-robin), each batch after a barrier; a slope is the
+ * median of the slopes between all pairs of points of its series.
+ *
+ *   mpiexec -n 2 calibrate [FILE] [--reps N]     (FILE default: stdout)
+ *
+ * The values come first in the file, comments after them (the library's
+ * reader stops at the first line that is not "key value"). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void die(const char *what, int rc, const char *file, int line)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    fprintf(stderr, "calibrate: %s failed at %s:%d: %s\n", what, file, line, msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+#define CHECK(call)                                                                               \
+    do {                                                                                          \
+        int rc_ = (call);                                                                         \
+        if (rc_ != MPI_SUCCESS)                                                                   \
+            die(#call, rc_, __FILE__, __LINE__);                                                  \
+    } while (0)
+
+enum { S_ALPHA, S_GAMMA, S_BETA, S_PACK, NSERIES };
+static const char *const series_name[NSERIES] = {"alpha", "gamma", "beta", "pack"};
+static const char *const series_x[NSERIES] = {"messages per round", "rounds", "bytes",
+                                              "bytes"};
+
+typedef struct {
+    int series;
+    long x;     /* messages, rounds or bytes */
+    int iters;  /* calls per batch, the same on both ranks */
+    double *t;  /* per repetition, seconds per call (max over ranks on rank 0) */
+    double med;
+} probe;
+
+#define MAXMSG 64
+#define MAXBYTES (4L << 20)
+
+static int peer;
+static char *sendbuf, *recvbuf, *packbuf;
+static MPI_Request reqs[2 * MAXMSG];
+static MPI_Status stats[2 * MAXMSG];
+
+/* One round: m messages of n bytes each way between the two ranks. */
+static void exchange(int m, long n)
+{
+    for (int k = 0; k < m; k++)
+        CHECK(MPI_Irecv(recvbuf + (size_t)k * n, (int)n, MPI_BYTE, peer, k, MPI_COMM_WORLD,
+                        &reqs[k]));
+    for (int k = 0; k < m; k++)
+        CHECK(MPI_Isend(sendbuf + (size_t)k * n, (int)n, MPI_BYTE, peer, k, MPI_COMM_WORLD,
+                        &reqs[m + k]));
+    CHECK(MPI_Waitall(2 * m, reqs, stats));
+}
+
+static void call(const probe *p)
+{
+    int pos = 0;
+    switch (p->series) {
+    case S_ALPHA:
+        exchange((int)p->x, 8);
+        break;
+    case S_GAMMA:
+        for (long r = 0; r < p->x; r++)
+            exchange(1, 8);
+        break;
+    case S_BETA:
+        exchange(1, p->x);
+        break;
+    case S_PACK:
+        CHECK(MPI_Pack(sendbuf, (int)p->x, MPI_BYTE, packbuf, (int)p->x, &pos, MPI_COMM_WORLD));
+        pos = 0;
+        CHECK(MPI_Unpack(packbuf, (int)p->x, &pos, recvbuf, (int)p->x, MPI_BYTE,
+                         MPI_COMM_WORLD));
+        break;
+    }
+}
+
+static double batch(const probe *p, int iters)
+{
+    double t0;
+    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        call(p);
+    return (MPI_Wtime() - t0) / iters;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Slope of the medians of one series over x: the median of the slopes
+ * between all pairs of points (Theil-Sen), so one disturbed point does not
+ * spoil the fit. */
+static double slope(const probe *P, int np, int series)
+{
+    double s[32 * 31 / 2];
+    int n = 0;
+    for (int i = 0; i < np; i++)
+        for (int j = i + 1; j < np; j++)
+            if (P[i].series == series && P[j].series == series && P[i].x != P[j].x)
+                s[n++] = (P[j].med - P[i].med) / (double)(P[j].x - P[i].x);
+    if (n == 0)
+        return 0;
+    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+    static const long alpha_x[] = {1, 2, 4, 8, 16, 32, 64};
+    static const long gamma_x[] = {1, 2, 4, 8, 16, 32};
+    static const long beta_x[] = {64L << 10, 256L << 10, 1L << 20, 2L << 20, 4L << 20};
+    static const long pack_x[] = {64L << 10, 256L << 10, 1L << 20, 2L << 20, 4L << 20};
+    probe P[32];
+    int np = 0, rank, size, reps = 31;
+    const char *path = NULL;
+    double target = 2e-3; /* seconds per batch */
+
+    CHECK(MPI_Init(&argc, &argv));
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    for (int k = 1; k < argc; k++) {
+        if (!strcmp(argv[k], "--reps") && k + 1 < argc)
+            reps = atoi(argv[++k]);
+        else if (argv[k][0] != '-' && path == NULL)
+            path = argv[k];
+        else {
+            if (rank == 0)
+                fprintf(stderr, "usage: mpiexec -n 2 calibrate [FILE] [--reps N]\n");
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (size != 2 || reps < 3) {
+        if (rank == 0)
+            fprintf(stderr, "calibrate: run with exactly 2 ranks (and --reps >= 3)\n");
+        MPI_Finalize();
+        return 2;
+    }
+    peer = 1 - rank;
+    sendbuf = malloc(MAXBYTES);
+    recvbuf = malloc(MAXBYTES);
+    packbuf = malloc(MAXBYTES);
+    if (!sendbuf || !recvbuf || !packbuf) {
+        fprintf(stderr, "calibrate: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(sendbuf, 1, MAXBYTES);
+    memset(recvbuf, 2, MAXBYTES);
+    memset(packbuf, 3, MAXBYTES);
+
+#define ADD(series_, xs_)                                                                         \
+    for (size_t k_ = 0; k_ < sizeof xs_ / sizeof xs_[0]; k_++)                                    \
+        P[np++] = (probe){.series = series_, .x = xs_[k_]};
+    ADD(S_ALPHA, alpha_x)
+    ADD(S_GAMMA, gamma_x)
+    ADD(S_BETA, beta_x)
+    ADD(S_PACK, pack_x)
+#undef ADD
+
+    /* warm-up, and calls per batch from a pilot (the same on both ranks) */
+    for (int k = 0; k < np; k++) {
+        double t = 1e30;
+        batch(&P[k], 2);
+        for (int w = 0; w < 5; w++) { /* the fastest of 5: robust to interruptions */
+            double tw = batch(&P[k], 2);
+            t = tw < t ? tw : t;
+        }
+        CHECK(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+        P[k].iters = t * 10000 < target ? 10000 : t > target ? 1 : (int)(target / t);
+        P[k].t = malloc(sizeof(double) * (size_t)reps);
+        if (P[k].t == NULL)
+            MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    /* the measurement, interleaved */
+    for (int rep = 0; rep < reps; rep++)
+        for (int j = 0; j < np; j++) {
+            probe *p = &P[(j + rep) % np];
+            p->t[rep] = batch(p, p->iters);
+        }
+    for (int k = 0; k < np; k++) {
+        CHECK(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : P[k].t, P[k].t, reps, MPI_DOUBLE, MPI_MAX,
+                         0, MPI_COMM_WORLD));
+        qsort(P[k].t, (size_t)reps, sizeof(double), cmp_double);
+        P[k].med = P[k].t[reps / 2];
+    }
+
+    if (rank == 0) {
+        double alpha = slope(P, np, S_ALPHA), beta = slope(P, np, S_BETA);
+        double per_round = slope(P, np, S_GAMMA), pack = slope(P, np, S_PACK) / 2;
+        double gamma = per_round - alpha;
+        char libver[MPI_MAX_LIBRARY_VERSION_STRING], host[MPI_MAX_PROCESSOR_NAME], *nl;
+        char when[64];
+        time_t now = time(NULL);
+        int len;
+        FILE *out = stdout, *log = stderr;
+
+        CHECK(MPI_Get_library_version(libver, &len));
+        CHECK(MPI_Get_processor_name(host, &len));
+        if ((nl = strchr(libver, '\n')) != NULL)
+            *nl = '\0';
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
+        if (path) {
+            if ((out = fopen(path, "w")) == NULL) {
+                fprintf(stderr, "calibrate: cannot write %s\n", path);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            log = stdout;
+        }
+        fprintf(log, "%-6s %20s %8s %14s %14s %14s\n", "series", "x", "calls", "median us",
+                "min us", "max us");
+        for (int k = 0; k < np; k++)
+            fprintf(log, "%-6s %20ld %8d %14.3f %14.3f %14.3f\n", series_name[P[k].series],
+                    P[k].x, P[k].iters, P[k].med * 1e6, P[k].t[0] * 1e6,
+                    P[k].t[reps - 1] * 1e6);
+        fprintf(log, "fits: per message %.3g s, per dependent round %.3g s (gamma = that - "
+                "alpha), per byte %.3g s (%.2f GB/s), pack per byte %.3g s (%.2f GB/s)\n",
+                alpha, per_round, beta, beta > 0 ? 1e-9 / beta : 0.0, pack,
+                pack > 0 ? 1e-9 / pack : 0.0);
+        if (gamma < 0) {
+            fprintf(log, "note: measured gamma %.3g s < 0 (noise); written as 0\n", gamma);
+            gamma = 0;
+        }
+        if (alpha <= 0 || beta <= 0 || pack <= 0)
+            fprintf(log, "warning: a non-positive slope: the machine was probably busy; "
+                         "measure again\n");
+        fprintf(out, "alpha %.4g\nbeta %.4g\ngamma %.4g\npack %.4g\n", alpha, beta, gamma, pack);
+        fprintf(out, "# isocoll cost model, bench/calibrate, %s, %s, 2 ranks, %d reps, %s\n",
+                host, libver, reps, when);
+        fprintf(out, "# series (x: median seconds per call):");
+        for (int s = 0; s < NSERIES; s++) {
+            fprintf(out, "\n# %s over %s:", series_name[s], series_x[s]);
+            for (int k = 0; k < np; k++)
+                if (P[k].series == s)
+                    fprintf(out, " %ld:%.3g", P[k].x, P[k].med);
+        }
+        fprintf(out, "\n");
+        if (path) {
+            fclose(out);
+            fprintf(log, "wrote %s\n", path);
+        }
+    }
+    for (int k = 0; k < np; k++)
+        free(P[k].t);
+    free(sendbuf);
+    free(recvbuf);
+    free(packbuf);
+    MPI_Finalize();
+    return 0;
+}

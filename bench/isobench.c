@@ -1,0 +1,928 @@
+/* isobench: times Iso_neighbor_alltoall (or _allgather) with each algorithm
+ * (direct, dimwise, bruck, auto; optionally their persistent forms) against
+ * MPI_Neighbor_alltoallw and MPI_Neighbor_alltoall (allgather) on a
+ * distributed-graph communicator with the same neighbors.
+ *
+ * Method (after Traeff et al., EuroMPI'15, section 7): every variant is
+ * first checked against a plain Isend/Irecv oracle; then, for each block
+ * size, the variants are timed in rounds: every repetition times one batch
+ * of `iters` calls of each variant (variants in a new random order every
+ * repetition; before its batch, one untimed call and a barrier).  A
+ * repetition's time per call is the batch time / iters, maximised over the
+ * ranks.  Reported:
+ * median and quartiles over the repetitions, and ratios of medians.
+ *
+ *   mpiexec -n P isobench [--shape moore|vonneumann] [--radius R] [--dim D]
+ *       [--dims 4,2] [--periodic|--mesh] [--drop N] [--sizes 8,512,65536] [--reps N]
+ *       [--iters K] [--target-ms T] [--coll alltoall|allgather]
+ *       [--variants direct,dimwise,bruck,auto,mpiw,mpi] [--persistent] [--strict]
+ *
+ * Which algorithm auto picked at each block size is found by counting the
+ * MPI_Isend calls and bytes of one call (profiling interface, below) and
+ * comparing with the fixed algorithms. */
+#include <isocoll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXD 8
+#define MAXV 12
+#define MAXSIZES 32
+
+/* ---- error checks ------------------------------------------------------- */
+
+static void die(const char *what, int rc, const char *file, int line)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0, rank = -1;
+    MPI_Error_string(rc, msg, &len);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "isobench: rank %d: %s failed at %s:%d: %s\n", rank, what, file, line, msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+#define CHECK(call)                                                                               \
+    do {                                                                                          \
+        int rc_ = (call);                                                                         \
+        if (rc_ != MPI_SUCCESS)                                                                   \
+            die(#call, rc_, __FILE__, __LINE__);                                                  \
+    } while (0)
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "isobench: out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* ---- counting the library's sends (MPI profiling interface) ---------------
+ * The library is linked statically into this program, so its calls to
+ * MPI_Isend come here.  Counting is switched on only around single calls
+ * made to identify schedules, never while timing. */
+static int counting;
+static long long count_sends, count_bytes;
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    if (counting) {
+        int size = 0;
+        PMPI_Type_size(type, &size);
+        count_sends++;
+        count_bytes += (long long)size * count;
+    }
+    return PMPI_Isend(buf, count, type, dest, tag, comm, request);
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+typedef struct {
+    int moore, radius, d, periodic, dims[MAXD], drop;
+    int nsizes, sizes[MAXSIZES];
+    int reps, iters;
+    double target_ms;
+    int allgather;
+    char variants[256];
+    int persistent, strict;
+} options;
+
+static int parse_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    char *end;
+    while (*s && n < max) {
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || v > 1 << 30)
+            return -1;
+        out[n++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return *s ? -1 : n;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: isobench [--shape moore|vonneumann] [--radius R] [--dim D] [--dims a,b,..]\n"
+            "  [--periodic|--mesh] [--drop N (leave out the first N offsets)]\n"
+            "  [--sizes 8,512,65536] [--reps N] [--iters K (0: auto)] [--target-ms T]\n"
+            "  [--coll alltoall|allgather]\n"
+            "  [--variants direct,dimwise,bruck,auto,pdirect,pdimwise,pbruck,pauto,mpiw,mpi]\n"
+            "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n");
+}
+
+static int parse(int argc, char **argv, options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->moore = 1;
+    o->radius = 1;
+    o->d = 2;
+    o->periodic = 1;
+    o->nsizes = 3;
+    o->sizes[0] = 8;
+    o->sizes[1] = 512;
+    o->sizes[2] = 65536;
+    o->reps = 41;
+    o->iters = 0;
+    o->target_ms = 1.0;
+    strcpy(o->variants, "direct,dimwise,bruck,auto,mpiw,mpi");
+    for (int k = 1; k < argc; k++) {
+        const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
+        int ndims;
+        if (!strcmp(a, "--periodic"))
+            o->periodic = 1;
+        else if (!strcmp(a, "--mesh"))
+            o->periodic = 0;
+        else if (!strcmp(a, "--persistent"))
+            o->persistent = 1;
+        else if (!strcmp(a, "--strict"))
+            o->strict = 1;
+        else if (v == NULL)
+            return -1;
+        else if (k++, !strcmp(a, "--shape")) {
+            if (strcmp(v, "moore") && strcmp(v, "vonneumann"))
+                return -1;
+            o->moore = !strcmp(v, "moore");
+        } else if (!strcmp(a, "--radius"))
+            o->radius = atoi(v);
+        else if (!strcmp(a, "--dim"))
+            o->d = atoi(v);
+        else if (!strcmp(a, "--drop"))
+            o->drop = atoi(v);
+        else if (!strcmp(a, "--dims")) {
+            if ((ndims = parse_list(v, o->dims, MAXD)) <= 0)
+                return -1;
+            o->d = ndims;
+        } else if (!strcmp(a, "--sizes")) {
+            if ((o->nsizes = parse_list(v, o->sizes, MAXSIZES)) <= 0)
+                return -1;
+        } else if (!strcmp(a, "--reps"))
+            o->reps = atoi(v);
+        else if (!strcmp(a, "--iters"))
+            o->iters = atoi(v);
+        else if (!strcmp(a, "--target-ms"))
+            o->target_ms = atof(v);
+        else if (!strcmp(a, "--coll")) {
+            if (strcmp(v, "alltoall") && strcmp(v, "allgather"))
+                return -1;
+            o->allgather = !strcmp(v, "allgather");
+        } else if (!strcmp(a, "--variants")) {
+            if (strlen(v) >= sizeof o->variants)
+                return -1;
+            strcpy(o->variants, v);
+        } else
+            return -1;
+    }
+    if (o->radius < 1 || o->d < 1 || o->d > MAXD || o->reps < 1 || o->iters < 0 || o->drop < 0 ||
+        o->target_ms <= 0)
+        return -1;
+    for (int j = 0; j < o->nsizes; j++)
+        if (o->sizes[j] < 1)
+            return -1;
+    return 0;
+}
+
+/* ---- neighborhood ---------------------------------------------------------- */
+
+/* Offsets c with 0 < norm(c) <= r in row-major order (last coordinate
+ * fastest); Chebyshev norm (Moore) or Manhattan norm (von Neumann). */
+static int make_offsets(int d, int r, int moore, int **out)
+{
+    int c[MAXD], n = 0, total = 1;
+    int *off;
+    for (int j = 0; j < d; j++)
+        total *= 2 * r + 1;
+    off = xmalloc(sizeof(int) * (size_t)total * (size_t)d);
+    for (int j = 0; j < d; j++)
+        c[j] = -r;
+    for (;;) {
+        int norm = 0, j;
+        for (j = 0; j < d; j++) {
+            int a = abs(c[j]);
+            norm = moore ? (a > norm ? a : norm) : norm + a;
+        }
+        if (norm > 0 && norm <= r) {
+            memcpy(off + (size_t)n * d, c, sizeof(int) * (size_t)d);
+            n++;
+        }
+        for (j = d - 1; j >= 0 && c[j] == r; j--)
+            c[j] = -r;
+        if (j < 0)
+            break;
+        c[j]++;
+    }
+    *out = off;
+    return n;
+}
+
+/* Rank at my coordinates + sign * c, computed here from the Cartesian
+ * topology (independently of the library), MPI_PROC_NULL off the mesh. */
+static int shifted_rank(MPI_Comm cart, int d, const int *dims, const int *periods,
+                        const int *mine, const int *c, int sign)
+{
+    int x[MAXD], rank;
+    for (int j = 0; j < d; j++) {
+        x[j] = mine[j] + sign * c[j];
+        if (periods[j])
+            x[j] = ((x[j] % dims[j]) + dims[j]) % dims[j];
+        else if (x[j] < 0 || x[j] >= dims[j])
+            return MPI_PROC_NULL;
+    }
+    CHECK(MPI_Cart_rank(cart, x, &rank));
+    return rank;
+}
+
+/* ---- variants -------------------------------------------------------------- */
+
+typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI } vkind;
+static const char *const alg_names[] = {"direct", "dimwise", "bruck", "auto"};
+#define NALG 4
+#define ALG_AUTO 3
+
+typedef struct {
+    char name[40];
+    vkind kind;
+    int alg;            /* V_ISO, V_PERSISTENT: index into alg_names */
+    MPI_Comm comm;      /* isocomm, or the graph communicator */
+    Iso_request req;    /* V_PERSISTENT, bound to the current size's buffers */
+    double *t;          /* per repetition: time per call, this rank */
+    long long sends, bytes; /* MPI_Isend calls and bytes of one call */
+    int wrong;          /* failed verification at the current size */
+    char picked[64];    /* auto variants: the algorithm(s) with the same sends */
+} variant;
+
+typedef struct {
+    int b;                       /* bytes per block */
+    unsigned char *send, *recv;  /* neighborhood layout: s blocks (send: 1 for allgather) */
+    unsigned char *csend, *crecv; /* compact graph layout for MPI_Neighbor_alltoall */
+    int *wscounts, *wrcounts;
+    MPI_Aint *wsdispls, *wrdispls;
+    MPI_Datatype *wstypes, *wrtypes;
+} buffers;
+
+typedef struct {
+    MPI_Comm cart, graph;
+    int rank, nprocs, s, indeg, outdeg, allgather;
+    int *src, *dst;      /* s entries, MPI_PROC_NULL included (own computation) */
+    int *rslot, *tslot;  /* graph index -> neighborhood slot, indeg / outdeg entries */
+} setup;
+
+static unsigned char pattern(int rank, int block, size_t j)
+{
+    unsigned x = (unsigned)rank * 2654435761u + (unsigned)block * 40503u + (unsigned)j * 97u;
+    x ^= x >> 13;
+    x *= 2246822519u;
+    return (unsigned char)(x ^ (x >> 16));
+}
+
+static void buffers_init(buffers *B, const setup *S, int b)
+{
+    int nsend = S->allgather ? 1 : S->s;
+    int nw = S->s > 0 ? S->s : 1;
+    B->b = b;
+    B->send = xmalloc((size_t)nsend * b);
+    B->recv = xmalloc((size_t)S->s * b);
+    B->csend = xmalloc((size_t)(S->allgather ? 1 : S->outdeg) * b);
+    B->crecv = xmalloc((size_t)S->indeg * b);
+    for (int i = 0; i < nsend; i++)
+        for (int j = 0; j < b; j++)
+            B->send[(size_t)i * b + j] = pattern(S->rank, i, (size_t)j);
+    for (int k = 0; k < (S->allgather ? 1 : S->outdeg); k++)
+        memcpy(B->csend + (size_t)k * b,
+               B->send + (size_t)(S->allgather ? 0 : S->tslot[k]) * b, (size_t)b);
+    B->wscounts = xmalloc(sizeof(int) * nw);
+    B->wrcounts = xmalloc(sizeof(int) * nw);
+    B->wsdispls = xmalloc(sizeof(MPI_Aint) * nw);
+    B->wrdispls = xmalloc(sizeof(MPI_Aint) * nw);
+    B->wstypes = xmalloc(sizeof(MPI_Datatype) * nw);
+    B->wrtypes = xmalloc(sizeof(MPI_Datatype) * nw);
+    for (int k = 0; k < S->outdeg; k++) {
+        B->wscounts[k] = b;
+        B->wsdispls[k] = S->allgather ? 0 : (MPI_Aint)S->tslot[k] * b;
+        B->wstypes[k] = MPI_BYTE;
+    }
+    for (int k = 0; k < S->indeg; k++) {
+        B->wrcounts[k] = b;
+        B->wrdispls[k] = (MPI_Aint)S->rslot[k] * b;
+        B->wrtypes[k] = MPI_BYTE;
+    }
+}
+
+static void buffers_free(buffers *B)
+{
+    free(B->send);
+    free(B->recv);
+    free(B->csend);
+    free(B->crecv);
+    free(B->wscounts);
+    free(B->wrcounts);
+    free(B->wsdispls);
+    free(B->wrdispls);
+    free(B->wstypes);
+    free(B->wrtypes);
+}
+
+/* One call of variant v. */
+static int run(variant *v, const setup *S, buffers *B)
+{
+    int b = B->b, rc;
+    switch (v->kind) {
+    case V_ISO:
+        if (S->allgather)
+            return Iso_neighbor_allgather(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE, v->comm);
+        return Iso_neighbor_alltoall(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE, v->comm);
+    case V_PERSISTENT:
+        if ((rc = Iso_start(&v->req)) != MPI_SUCCESS)
+            return rc;
+        return Iso_wait(&v->req);
+    case V_MPI_W:
+        return MPI_Neighbor_alltoallw(B->send, B->wscounts, B->wsdispls, B->wstypes, B->recv,
+                                      B->wrcounts, B->wrdispls, B->wrtypes, v->comm);
+    case V_MPI:
+        if (S->allgather)
+            return MPI_Neighbor_allgather(B->send, b, MPI_BYTE, B->crecv, b, MPI_BYTE, v->comm);
+        return MPI_Neighbor_alltoall(B->csend, b, MPI_BYTE, B->crecv, b, MPI_BYTE, v->comm);
+    }
+    return MPI_ERR_OTHER;
+}
+
+/* The oracle: one Isend and one Irecv per neighbor index, tag = index. */
+static void oracle(const setup *S, buffers *B, unsigned char *out)
+{
+    MPI_Request *req = xmalloc(sizeof(MPI_Request) * (size_t)(2 * S->s + 1));
+    MPI_Status *st = xmalloc(sizeof(MPI_Status) * (size_t)(2 * S->s + 1));
+    int n = 0, b = B->b;
+    for (int i = 0; i < S->s; i++)
+        if (S->src[i] != MPI_PROC_NULL)
+            CHECK(MPI_Irecv(out + (size_t)i * b, b, MPI_BYTE, S->src[i], i, S->cart, &req[n++]));
+    for (int i = 0; i < S->s; i++)
+        if (S->dst[i] != MPI_PROC_NULL)
+            CHECK(MPI_Isend(B->send + (size_t)(S->allgather ? 0 : i) * b, b, MPI_BYTE,
+                            S->dst[i], i, S->cart, &req[n++]));
+    CHECK(MPI_Waitall(n, req, st)); /* (not MPI_STATUSES_IGNORE: gcc warns with MPICH) */
+    free(req);
+    free(st);
+}
+
+#define SENTINEL 0xA5
+
+/* Runs v once into a sentinel-filled receive buffer and compares with the
+ * oracle's; returns 0 if equal.  Also counts v's MPI_Isend calls. */
+static int verify(variant *v, const setup *S, buffers *B, const unsigned char *expect,
+                  unsigned char *got)
+{
+    size_t n = (size_t)S->s * B->b;
+    int rc;
+    memset(B->recv, SENTINEL, n);
+    memset(B->crecv, SENTINEL, (size_t)S->indeg * B->b);
+    count_sends = count_bytes = 0;
+    counting = 1;
+    rc = run(v, S, B);
+    counting = 0;
+    v->sends = count_sends;
+    v->bytes = count_bytes;
+    if (rc != MPI_SUCCESS) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len;
+        MPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "FAIL rank %d: %s, %d B blocks: returned error: %s\n", S->rank, v->name,
+                B->b, msg);
+        return 1;
+    }
+    if (v->kind == V_MPI) { /* compact layout: put block k into its slot */
+        memset(got, SENTINEL, n);
+        for (int k = 0; k < S->indeg; k++)
+            memcpy(got + (size_t)S->rslot[k] * B->b, B->crecv + (size_t)k * B->b, (size_t)B->b);
+    } else {
+        memcpy(got, B->recv, n);
+    }
+    for (int i = 0; i < S->s; i++) {
+        size_t at = (size_t)i * B->b;
+        if (memcmp(got + at, expect + at, (size_t)B->b)) {
+            int j = 0;
+            while (got[at + j] == expect[at + j])
+                j++;
+            fprintf(stderr,
+                    "FAIL rank %d: %s, %d B blocks: slot %d (from rank %d), byte %d: "
+                    "expected 0x%02x, got 0x%02x%s\n",
+                    S->rank, v->name, B->b, i, S->src[i], j, expect[at + j], got[at + j],
+                    got[at + j] == SENTINEL ? " (slot not written?)" : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Deterministic pseudo-random numbers, the same sequence on every rank. */
+static unsigned next_random(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return *state >> 8;
+}
+
+/* ---- statistics ---------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted x[0..n-1], linear interpolation. */
+static double quantile(const double *x, int n, double q)
+{
+    double pos = q * (n - 1);
+    int lo = (int)pos;
+    if (lo >= n - 1)
+        return x[n - 1];
+    return x[lo] + (pos - lo) * (x[lo + 1] - x[lo]);
+}
+
+/* The machine's load averages (Linux), to judge how quiet a run was. */
+static const char *loadavg(void)
+{
+    static char load[128];
+    FILE *f = fopen("/proc/loadavg", "r");
+    strcpy(load, "?");
+    if (f) {
+        if (fgets(load, sizeof load, f) && strchr(load, '\n'))
+            *strchr(load, '\n') = '\0';
+        fclose(f);
+    }
+    return load;
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static int add_variant(variant *V, int *nv, const char *name, vkind kind, int alg)
+{
+    if (*nv == MAXV)
+        return -1;
+    memset(&V[*nv], 0, sizeof V[*nv]);
+    snprintf(V[*nv].name, sizeof V[*nv].name, "%s", name);
+    V[*nv].kind = kind;
+    V[*nv].alg = alg;
+    V[*nv].comm = MPI_COMM_NULL;
+    V[*nv].req = ISO_REQUEST_NULL;
+    (*nv)++;
+    return 0;
+}
+
+/* Variants from the --variants list, in the order given. */
+static int make_variants(const options *o, variant *V, const char *mpi_plain)
+{
+    char list[256 + 64], *tok, *save = NULL;
+    int nv = 0;
+    snprintf(list, sizeof list, "%s%s", o->variants,
+             o->persistent ? ",pdirect,pdimwise,pbruck,pauto" : "");
+    for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char name[40];
+        int a, found = 0, persistent = tok[0] == 'p'; /* pdirect, pauto, ... */
+        if (!strcmp(tok, "mpiw")) {
+            if (add_variant(V, &nv, "MPI_Neighbor_alltoallw", V_MPI_W, -1))
+                return -1;
+            continue;
+        }
+        if (!strcmp(tok, "mpi")) {
+            if (add_variant(V, &nv, mpi_plain, V_MPI, -1))
+                return -1;
+            continue;
+        }
+        for (a = 0; a < NALG && !found; a++)
+            if (!strcmp(tok + persistent, alg_names[a])) {
+                snprintf(name, sizeof name, "iso %s%s", alg_names[a],
+                         persistent ? " (persistent)" : "");
+                if (add_variant(V, &nv, name, persistent ? V_PERSISTENT : V_ISO, a))
+                    return -1;
+                found = 1;
+            }
+        if (!found) {
+            fprintf(stderr, "isobench: unknown variant '%s'\n", tok);
+            return -1;
+        }
+    }
+    return nv;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    setup S;
+    variant V[MAXV];
+    int nv, dims[MAXD] = {0}, periods[MAXD], mine[MAXD], *off, failed = 0;
+    int *isrc, *idst, *gsrc, *gdst, *weights, tag_ub_ok = 1;
+    unsigned seed = 12345;
+    MPI_Comm isocomm[NALG];
+    const char *coll_name;
+    char libver[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+
+    CHECK(MPI_Init(&argc, &argv));
+    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    memset(&S, 0, sizeof S);
+    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &S.rank));
+    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &S.nprocs));
+    if (parse(argc, argv, &o)) {
+        if (S.rank == 0)
+            usage();
+        MPI_Finalize();
+        return 2;
+    }
+    S.allgather = o.allgather;
+    coll_name = o.allgather ? "allgather" : "alltoall";
+
+    /* Cartesian communicator (no reordering: ranks as in MPI_COMM_WORLD) */
+    for (int j = 0; j < o.d; j++) {
+        dims[j] = o.dims[j];
+        periods[j] = o.periodic;
+    }
+    CHECK(MPI_Dims_create(S.nprocs, o.d, dims));
+    CHECK(MPI_Cart_create(MPI_COMM_WORLD, o.d, dims, periods, 0, &S.cart));
+    CHECK(MPI_Cart_coords(S.cart, S.rank, o.d, mine));
+
+    S.s = make_offsets(o.d, o.radius, o.moore, &off);
+    if (o.drop > 0) { /* an asymmetric neighborhood: indegree != outdegree on meshes */
+        int keep = o.drop < S.s ? S.s - o.drop : 0;
+        memmove(off, off + (size_t)(S.s - keep) * o.d, sizeof(int) * (size_t)keep * o.d);
+        S.s = keep;
+    }
+    S.src = xmalloc(sizeof(int) * (size_t)S.s);
+    S.dst = xmalloc(sizeof(int) * (size_t)S.s);
+    for (int i = 0; i < S.s; i++) {
+        S.src[i] = shifted_rank(S.cart, o.d, dims, periods, mine, off + (size_t)i * o.d, -1);
+        S.dst[i] = shifted_rank(S.cart, o.d, dims, periods, mine, off + (size_t)i * o.d, +1);
+    }
+    {
+        void *ub;
+        int flag;
+        CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+        tag_ub_ok = flag && *(int *)ub >= S.s;
+        if (!tag_ub_ok) {
+            if (S.rank == 0)
+                fprintf(stderr, "isobench: %d neighbors exceed MPI_TAG_UB\n", S.s);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+
+    /* one isocomm per algorithm, each on its own copy of the torus */
+    for (int a = 0; a < NALG; a++) {
+        MPI_Comm dup;
+        MPI_Info info;
+        CHECK(MPI_Comm_dup(S.cart, &dup));
+        CHECK(MPI_Info_create(&info));
+        CHECK(MPI_Info_set(info, "iso_algorithm", alg_names[a]));
+        CHECK(Iso_neighborhood_create_with_info(dup, S.s, off, info, &isocomm[a]));
+        CHECK(MPI_Info_free(&info));
+    }
+
+    /* the library's neighbor lists must match ours; the graph lists must be
+     * them without MPI_PROC_NULL, in the same order */
+    {
+        int s2, ind, outd;
+        CHECK(Iso_neighborhood_count(isocomm[0], &s2, &ind, &outd));
+        isrc = xmalloc(sizeof(int) * (size_t)S.s);
+        idst = xmalloc(sizeof(int) * (size_t)S.s);
+        gsrc = xmalloc(sizeof(int) * (size_t)S.s);
+        gdst = xmalloc(sizeof(int) * (size_t)S.s);
+        S.rslot = xmalloc(sizeof(int) * (size_t)S.s);
+        S.tslot = xmalloc(sizeof(int) * (size_t)S.s);
+        CHECK(Iso_neighborhood_get(isocomm[0], S.s, isrc, idst));
+        CHECK(Iso_neighborhood_graph_get(isocomm[0], S.s, gsrc, gdst));
+        S.indeg = S.outdeg = 0;
+        for (int i = 0; i < S.s; i++) {
+            if (S.src[i] != MPI_PROC_NULL)
+                S.rslot[S.indeg++] = i;
+            if (S.dst[i] != MPI_PROC_NULL)
+                S.tslot[S.outdeg++] = i;
+        }
+        if (s2 != S.s || ind != S.indeg || outd != S.outdeg) {
+            fprintf(stderr, "FAIL rank %d: Iso_neighborhood_count gives s=%d in=%d out=%d, "
+                    "expected %d %d %d\n", S.rank, s2, ind, outd, S.s, S.indeg, S.outdeg);
+            failed = 1;
+        }
+        for (int i = 0; i < S.s && !failed; i++)
+            if (isrc[i] != S.src[i] || idst[i] != S.dst[i]) {
+                fprintf(stderr, "FAIL rank %d: Iso_neighborhood_get entry %d: %d %d, "
+                        "expected %d %d\n", S.rank, i, isrc[i], idst[i], S.src[i], S.dst[i]);
+                failed = 1;
+            }
+        for (int k = 0; k < S.indeg && !failed; k++)
+            failed = gsrc[k] != S.src[S.rslot[k]];
+        for (int k = 0; k < S.outdeg && !failed; k++)
+            failed = gdst[k] != S.dst[S.tslot[k]];
+        if (failed)
+            fprintf(stderr, "FAIL rank %d: Iso_neighborhood_graph_get differs from the "
+                    "neighborhood without MPI_PROC_NULL\n", S.rank);
+        CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        if (failed) {
+            MPI_Finalize();
+            return 1;
+        }
+        /* unit weights rather than MPI_UNWEIGHTED, which gcc takes for an
+         * empty array with Open MPI's mpi.h */
+        weights = xmalloc(sizeof(int) * (size_t)S.s);
+        for (int i = 0; i < S.s; i++)
+            weights[i] = 1;
+        CHECK(MPI_Dist_graph_create_adjacent(S.cart, S.indeg, gsrc, weights, S.outdeg, gdst,
+                                             weights, MPI_INFO_NULL, 0, &S.graph));
+        free(weights);
+    }
+
+    nv = make_variants(&o, V, o.allgather ? "MPI_Neighbor_allgather" : "MPI_Neighbor_alltoall");
+    if (nv <= 0) {
+        if (S.rank == 0)
+            usage();
+        MPI_Finalize();
+        return 2;
+    }
+    for (int k = 0; k < nv; k++) {
+        V[k].comm = V[k].kind == V_ISO || V[k].kind == V_PERSISTENT ? isocomm[V[k].alg] : S.graph;
+        V[k].t = xmalloc(sizeof(double) * (size_t)o.reps);
+    }
+
+    /* header and schedule figures */
+    CHECK(MPI_Get_library_version(libver, &len));
+    if (S.rank == 0) {
+        char *nl = strchr(libver, '\n');
+        int figs[NALG][3];
+        long long hops[NALG];
+        if (nl)
+            *nl = '\0';
+        printf("# isobench: %s, %s radius %d, %d-D %s ", coll_name,
+               o.moore ? "Moore" : "von Neumann", o.radius, o.d, o.periodic ? "torus" : "mesh");
+        for (int j = 0; j < o.d; j++)
+            printf("%s%d", j ? "x" : "", dims[j]);
+        printf(", s = %d neighbors", S.s);
+        if (o.drop)
+            printf(" (first %d offsets left out)", o.drop);
+        printf(", %d ranks\n# MPI: %s\n", S.nprocs, libver);
+        printf("# load average at start (/proc/loadavg): %s\n", loadavg());
+        printf("# ISO_COST_FILE: %s\n",
+               getenv("ISO_COST_FILE") ? getenv("ISO_COST_FILE") : "(unset: built-in defaults)");
+        printf("# schedule figures of rank 0 (Iso_schedule_info: 1-ported rounds, messages "
+               "sent, blocks sent counting hops):\n");
+        for (int a = 0; a < NALG; a++) {
+            CHECK(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &figs[a][0],
+                                    &figs[a][1], &hops[a]));
+            printf("#   %-8s rounds %4d  messages %4d  block hops %6lld", alg_names[a],
+                   figs[a][0], figs[a][1], hops[a]);
+            if (a == ALG_AUTO) {
+                printf("  (for 8 B blocks: same figures as");
+                for (int f = 0; f < ALG_AUTO; f++)
+                    if (figs[f][0] == figs[a][0] && figs[f][1] == figs[a][1] &&
+                        hops[f] == hops[a])
+                        printf(" %s", alg_names[f]);
+                printf(")");
+            }
+            printf("\n");
+        }
+        printf("# method: %d repetitions; per repetition, every variant in random order: one "
+               "untimed call, a barrier, a timed batch of iters calls;\n# time per call = batch "
+               "time / iters, max over ranks; median [q1, q3] over repetitions, microseconds\n",
+               o.reps);
+        fflush(stdout);
+    } else {
+        for (int a = 0; a < NALG; a++) {
+            int r, m;
+            long long h;
+            CHECK(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &r, &m, &h));
+        }
+    }
+
+    for (int z = 0; z < o.nsizes && !failed; z++) {
+        buffers B;
+        unsigned char *expect, *got;
+        int b = o.sizes[z], iters = o.iters, ref_w = -1, ref_direct = -1, first_auto = -1;
+        double *tmax = xmalloc(sizeof(double) * (size_t)nv * o.reps);
+
+        buffers_init(&B, &S, b);
+        for (int k = 0; k < nv; k++)
+            if (V[k].kind == V_PERSISTENT) {
+                if (o.allgather)
+                    CHECK(Iso_neighbor_allgather_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
+                                                      V[k].comm, MPI_INFO_NULL, &V[k].req));
+                else
+                    CHECK(Iso_neighbor_alltoall_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
+                                                     V[k].comm, MPI_INFO_NULL, &V[k].req));
+            }
+
+        /* verification: oracle against the expected pattern, every variant
+         * against the oracle */
+        expect = xmalloc((size_t)S.s * b);
+        got = xmalloc((size_t)S.s * b);
+        memset(expect, SENTINEL, (size_t)S.s * b);
+        oracle(&S, &B, expect);
+        for (int i = 0; i < S.s && !failed; i++)
+            for (int j = 0; j < b && S.src[i] != MPI_PROC_NULL && !failed; j++)
+                if (expect[(size_t)i * b + j] !=
+                    pattern(S.src[i], o.allgather ? 0 : i, (size_t)j)) {
+                    fprintf(stderr, "FAIL rank %d: Isend/Irecv oracle, %d B blocks: slot %d "
+                            "byte %d wrong\n", S.rank, b, i, j);
+                    failed = 1;
+                }
+        for (int k = 0; k < nv; k++) {
+            V[k].wrong = verify(&V[k], &S, &B, expect, got);
+            CHECK(MPI_Allreduce(MPI_IN_PLACE, &V[k].wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+            /* wrong data from MPI's own collectives is a finding about MPI:
+             * reported, timed anyway, fatal only with --strict */
+            if (V[k].wrong && (o.strict || V[k].kind == V_ISO || V[k].kind == V_PERSISTENT))
+                failed = 1;
+        }
+        CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        if (S.rank == 0) {
+            printf("\n## %d B blocks\n\nverification against the Isend/Irecv oracle: ", b);
+            for (int k = 0; k < nv; k++)
+                printf("%s%s %s", k ? ", " : "", V[k].name, V[k].wrong ? "FAIL" : "ok");
+            printf("\n");
+            for (int k = 0; k < nv; k++)
+                if (V[k].wrong && !failed)
+                    printf("FAIL: %s delivers wrong data (MPI library bug, details on stderr); "
+                           "timed anyway, marked WRONG\n", V[k].name);
+            fflush(stdout);
+        }
+
+        /* which algorithm auto picked (blocking and persistent auto alike):
+         * the fixed ones of the same kind with the same sends and bytes, on
+         * every rank */
+        for (int k = 0; k < nv && !failed; k++) {
+            int mask = 0;
+            V[k].picked[0] = '\0';
+            if (V[k].kind != V_ISO && V[k].kind != V_PERSISTENT)
+                continue;
+            if (V[k].alg != ALG_AUTO)
+                continue;
+            for (int f = 0; f < nv; f++)
+                if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO && V[f].sends == V[k].sends &&
+                    V[f].bytes == V[k].bytes)
+                    mask |= 1 << V[f].alg;
+            CHECK(MPI_Allreduce(MPI_IN_PLACE, &mask, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD));
+            for (int a = 0; a < ALG_AUTO; a++)
+                if (mask & (1 << a))
+                    snprintf(V[k].picked + strlen(V[k].picked),
+                             sizeof V[k].picked - strlen(V[k].picked), "%s%s",
+                             V[k].picked[0] ? "=" : "", alg_names[a]);
+            if (!V[k].picked[0])
+                strcpy(V[k].picked, "? (no fixed variant of its kind matches)");
+            if (first_auto < 0)
+                first_auto = k;
+        }
+
+        if (!failed) {
+            /* warm-up, then a pilot to choose iters if not given: the fastest
+             * of 5 single calls per variant (max over ranks); iters makes a
+             * batch of the fastest variant take target_ms, but a batch of
+             * the slowest no more than 25 times that */
+            double pilot[MAXV], lo = 1e30, hi = 0;
+            for (int k = 0; k < nv; k++)
+                for (int w = 0; w < 2; w++)
+                    CHECK(run(&V[k], &S, &B));
+            for (int k = 0; k < nv; k++) {
+                pilot[k] = 1e30;
+                for (int w = 0; w < 5; w++) {
+                    double t0;
+                    CHECK(MPI_Barrier(S.cart));
+                    t0 = MPI_Wtime();
+                    CHECK(run(&V[k], &S, &B));
+                    t0 = MPI_Wtime() - t0;
+                    pilot[k] = t0 < pilot[k] ? t0 : pilot[k];
+                }
+            }
+            CHECK(MPI_Allreduce(MPI_IN_PLACE, pilot, nv, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+            for (int k = 0; k < nv; k++) {
+                lo = pilot[k] < lo ? pilot[k] : lo;
+                hi = pilot[k] > hi ? pilot[k] : hi;
+            }
+            if (iters == 0) {
+                double target = o.target_ms * 1e-3, want = target / (lo > 1e-9 ? lo : 1e-9);
+                if (want * hi > 25 * target)
+                    want = 25 * target / hi;
+                iters = want < 1 ? 1 : want > 10000 ? 10000 : (int)want;
+            }
+
+            /* the measurement: per repetition the variants in a random
+             * order (the same on every rank), so that no variant always
+             * follows the same one; before its batch, one untimed call
+             * warms the variant's buffers up (iters may be 1) */
+            for (int rep = 0; rep < o.reps; rep++) {
+                int order[MAXV];
+                for (int k = 0; k < nv; k++)
+                    order[k] = k;
+                for (int k = nv - 1; k > 0; k--) { /* Fisher-Yates */
+                    int r = (int)(next_random(&seed) % (unsigned)(k + 1)), tmp = order[k];
+                    order[k] = order[r];
+                    order[r] = tmp;
+                }
+                for (int j = 0; j < nv; j++) {
+                    variant *v = &V[order[j]];
+                    double t0;
+                    CHECK(run(v, &S, &B));
+                    CHECK(MPI_Barrier(S.cart));
+                    t0 = MPI_Wtime();
+                    for (int it = 0; it < iters; it++)
+                        CHECK(run(v, &S, &B));
+                    v->t[rep] = (MPI_Wtime() - t0) / iters;
+                }
+            }
+            for (int k = 0; k < nv; k++)
+                memcpy(tmax + (size_t)k * o.reps, V[k].t, sizeof(double) * (size_t)o.reps);
+            CHECK(MPI_Reduce(S.rank == 0 ? MPI_IN_PLACE : tmax, tmax, nv * o.reps, MPI_DOUBLE,
+                             MPI_MAX, 0, MPI_COMM_WORLD));
+            for (int k = 0; k < nv; k++) {
+                long long mx[2] = {V[k].sends, V[k].bytes};
+                CHECK(MPI_Reduce(S.rank == 0 ? MPI_IN_PLACE : mx, mx, 2, MPI_LONG_LONG, MPI_MAX,
+                                 0, MPI_COMM_WORLD));
+                V[k].sends = mx[0];
+                V[k].bytes = mx[1];
+            }
+        }
+
+        if (S.rank == 0 && !failed) {
+            double med[MAXV], q1[MAXV], q3[MAXV];
+            for (int k = 0; k < nv; k++) {
+                double *x = tmax + (size_t)k * o.reps;
+                qsort(x, (size_t)o.reps, sizeof(double), cmp_double);
+                med[k] = quantile(x, o.reps, 0.5) * 1e6;
+                q1[k] = quantile(x, o.reps, 0.25) * 1e6;
+                q3[k] = quantile(x, o.reps, 0.75) * 1e6;
+                if (V[k].kind == V_MPI_W)
+                    ref_w = k;
+                if (V[k].kind == V_ISO && V[k].alg == 0)
+                    ref_direct = k;
+            }
+            printf("iters per batch: %d; load average after the measurement: %s\n\n", iters,
+                   loadavg());
+            printf("| variant | block B | median us | q1 us | q3 us | / iso direct | / "
+                   "MPI alltoallw | sends/call | KiB sent/call |\n");
+            printf("|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+            for (int k = 0; k < nv; k++) {
+                char rd[16] = "-", rw[16] = "-", sends[24] = "-", kib[24] = "-";
+                if (ref_direct >= 0)
+                    snprintf(rd, sizeof rd, "%.2f", med[k] / med[ref_direct]);
+                if (ref_w >= 0)
+                    snprintf(rw, sizeof rw, "%.2f", med[k] / med[ref_w]);
+                if (V[k].kind == V_ISO || V[k].kind == V_PERSISTENT) {
+                    snprintf(sends, sizeof sends, "%lld", V[k].sends);
+                    snprintf(kib, sizeof kib, "%.1f", V[k].bytes / 1024.0);
+                }
+                printf("| %-24s%-13s | %6d | %10.2f | %10.2f | %10.2f | %5s | %5s | %5s | %8s |\n",
+                       V[k].name, V[k].wrong ? " (WRONG DATA)" : "", b, med[k], q1[k], q3[k], rd,
+                       rw, sends, kib);
+            }
+            /* auto against the best fixed algorithm of the same kind */
+            for (int k = 0; k < nv; k++) {
+                int best = -1;
+                if (!V[k].picked[0])
+                    continue;
+                for (int f = 0; f < nv; f++)
+                    if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO &&
+                        (best < 0 || med[f] < med[best]))
+                        best = f;
+                printf("%s%s at %d B picked %s", k == first_auto ? "\n" : "", V[k].name, b,
+                       V[k].picked);
+                for (int f = 0; f < nv; f++) /* the same schedule: a gauge of the noise */
+                    if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO &&
+                        !strcmp(V[k].picked, alg_names[V[f].alg]))
+                        printf(" (auto / %s = %.2f)", alg_names[V[f].alg], med[k] / med[f]);
+                if (best >= 0)
+                    printf("; fastest fixed: %s (%.2f us); auto / fastest = %.2f", V[best].name,
+                           med[best], med[k] / med[best]);
+                printf("\n");
+            }
+            fflush(stdout);
+        }
+        for (int k = 0; k < nv; k++)
+            if (V[k].kind == V_PERSISTENT)
+                CHECK(Iso_request_free(&V[k].req));
+        buffers_free(&B);
+        free(expect);
+        free(got);
+        free(tmax);
+    }
+
+    for (int k = 0; k < nv; k++)
+        free(V[k].t);
+    for (int a = 0; a < NALG; a++) {
+        MPI_Comm c = isocomm[a];
+        CHECK(Iso_neighborhood_free(&isocomm[a]));
+        CHECK(MPI_Comm_free(&c));
+    }
+    CHECK(MPI_Comm_free(&S.graph));
+    CHECK(MPI_Comm_free(&S.cart));
+    free(off);
+    free(S.src);
+    free(S.dst);
+    free(S.rslot);
+    free(S.tslot);
+    free(isrc);
+    free(idst);
+    free(gsrc);
+    free(gdst);
+    MPI_Finalize();
+    return failed ? 1 : 0;
+}
