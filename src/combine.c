@@ -253,6 +253,33 @@ static iso_piece source_of(const trie_t *t, int n, int personalized)
     return pc;
 }
 
+/* Packs outgoing message msg (count blocks) and sends it to caller + delta.
+ * The routes guarantee that the peer exists when there is something to send. */
+static int emit_send(iso_sched *out, const iso_nbh *nb, const int *delta, int msg, int tag,
+                     int count, int *scratch)
+{
+    iso_op pack = {.kind = ISO_OP_PACK, .msg = msg};
+    iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = tag, .nblocks = count};
+    int err;
+    send.peer = iso__shifted_rank(nb, delta, +1, scratch);
+    if (send.peer == MPI_PROC_NULL)
+        return iso__errclass(ISO_ERR_INTERN);
+    err = iso__sched_add(out, &pack);
+    return err ? err : iso__sched_add(out, &send);
+}
+
+/* Receives message msg (count entries) from caller - delta. */
+static int emit_recv(iso_sched *out, const iso_nbh *nb, const int *delta, int msg, int tag,
+                     int count, int *scratch)
+{
+    iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = tag};
+    out->msgs[msg].n = count;
+    recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
+    if (recv.peer == MPI_PROC_NULL)
+        return iso__errclass(ISO_ERR_INTERN);
+    return iso__sched_add(out, &recv);
+}
+
 /* One phase: its outgoing and incoming messages, then deliveries. */
 static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sched *out,
                        int *delivered, int *scratch)
@@ -268,7 +295,7 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
     }
     for (int k = 0; k < t->nnodes && !err; k++) {
         node_t *lead = &t->nodes[k];
-        int nl = 0, msg, count = 0, peer;
+        int nl = 0, msg, count = 0;
         if (lead->phase != phase || done[k])
             continue;
         for (int m = k; m < t->nnodes; m++) /* the nodes of this message */
@@ -292,18 +319,8 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
                 err = iso__sched_msg_piece(out, msg, source_of(t, n->parent, personalized));
             count++;
         }
-        if (!err && msg >= 0) {
-            iso_op pack = {.kind = ISO_OP_PACK, .msg = msg};
-            iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = *tag, .nblocks = count};
-            peer = iso__shifted_rank(nb, delta, +1, scratch);
-            if (peer == MPI_PROC_NULL)
-                err = iso__errclass(ISO_ERR_INTERN);
-            send.peer = peer;
-            if (!err)
-                err = iso__sched_add(out, &pack);
-            if (!err)
-                err = iso__sched_add(out, &send);
-        }
+        if (!err && msg >= 0)
+            err = emit_send(out, nb, delta, msg, *tag, count, scratch);
 
         /* incoming: nodes that arrive here (origin caller - node prefix) */
         msg = -1;
@@ -317,15 +334,8 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
             n->msg_in = msg;
             n->entry_in = count++;
         }
-        if (!err && msg >= 0) {
-            iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = *tag};
-            out->msgs[msg].n = count;
-            recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
-            if (recv.peer == MPI_PROC_NULL)
-                err = iso__errclass(ISO_ERR_INTERN);
-            if (!err)
-                err = iso__sched_add(out, &recv);
-        }
+        if (!err && msg >= 0)
+            err = emit_recv(out, nb, delta, msg, *tag, count, scratch);
         ++*tag; /* one tag per message, the same on every process */
     }
     /* deliveries of the nodes that arrived in this phase */
@@ -513,17 +523,8 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
                 err = iso__sched_msg_piece(out, msg, p->pieces[0]);
             count++;
         }
-        if (!err && msg >= 0) {
-            iso_op pack = {.kind = ISO_OP_PACK, .msg = msg};
-            iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = *tag, .nblocks = count};
-            send.peer = iso__shifted_rank(nb, delta, +1, scratch);
-            if (send.peer == MPI_PROC_NULL)
-                err = iso__errclass(ISO_ERR_INTERN);
-            if (!err)
-                err = iso__sched_add(out, &pack);
-            if (!err)
-                err = iso__sched_add(out, &send);
-        }
+        if (!err && msg >= 0)
+            err = emit_send(out, nb, delta, msg, *tag, count, scratch);
         /* incoming: the same keys, from caller - delta, one hop further */
         msg = -1;
         count = 0;
@@ -546,15 +547,8 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
                 err = iso__errclass(ISO_ERR_NOMEM);
             count++;
         }
-        if (!err && msg >= 0) {
-            iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = *tag};
-            out->msgs[msg].n = count;
-            recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
-            if (recv.peer == MPI_PROC_NULL)
-                err = iso__errclass(ISO_ERR_INTERN);
-            if (!err)
-                err = iso__sched_add(out, &recv);
-        }
+        if (!err && msg >= 0)
+            err = emit_recv(out, nb, delta, msg, *tag, count, scratch);
         for (int e = 0; e < nl; e++) /* sent: gone from here */
             ps->p[list[e]].alive = 0;
         ++*tag;
