@@ -175,6 +175,11 @@ typedef struct iso_sched_s {
     int max_comm;         /* largest number of communication ops in a round */
     int runtime_args;     /* ops find blocks through the request's args (PACK, DELIVER) */
     int nacc;             /* reduction accumulators (one vector each) */
+    /* Message buffers of a finished request, handed to the next request of
+     * this (cached) schedule: repeated blocking calls neither allocate nor
+     * fault in their buffers again. */
+    void **spare_buf;
+    size_t *spare_cap;
     /* the same on every process (as on a torus): for the cost model */
     int struct_phases, struct_msgs, struct_hops;
 } iso_sched;

@@ -484,8 +484,15 @@ int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const is
     r->reqs = malloc(sizeof(MPI_Request) * (size_t)(sched->max_comm + 1));
     r->pending = malloc(sizeof(int) * 2 * (size_t)(sched->max_comm + 1));
     r->scratch_mem = malloc(sched->scratch_bytes + 1);
-    r->msgbuf = calloc((size_t)nm + 1, sizeof *r->msgbuf);
-    r->msgcap = calloc((size_t)nm + 1, sizeof *r->msgcap);
+    if (sched->spare_buf) { /* buffers of the previous request */
+        r->msgbuf = sched->spare_buf;
+        r->msgcap = sched->spare_cap;
+        sched->spare_buf = NULL;
+        sched->spare_cap = NULL;
+    } else {
+        r->msgbuf = calloc((size_t)nm + 1, sizeof *r->msgbuf);
+        r->msgcap = calloc((size_t)nm + 1, sizeof *r->msgcap);
+    }
     r->msglen = calloc((size_t)nm + 1, sizeof *r->msglen);
     if (!r->reqs || !r->pending || !r->scratch_mem || !r->msgbuf || !r->msgcap || !r->msglen)
         err = iso__errclass(ISO_ERR_NOMEM);
@@ -515,11 +522,16 @@ void iso__request_destroy(struct iso_request_s *r)
         list_remove(r);
     for (int k = 0; k < r->narg_types; k++)
         MPI_Type_free(&r->arg_types[k]);
-    if (r->msgbuf)
-        for (int m = 0; m < r->sched->nmsgs; m++)
-            free(r->msgbuf[m]);
-    free(r->msgbuf);
-    free(r->msgcap);
+    if (r->msgbuf && r->msgcap && r->sched->spare_buf == NULL && r->sched->refs > 1) {
+        r->sched->spare_buf = r->msgbuf; /* the cache keeps the schedule */
+        r->sched->spare_cap = r->msgcap;
+    } else {
+        if (r->msgbuf)
+            for (int m = 0; m < r->sched->nmsgs; m++)
+                free(r->msgbuf[m]);
+        free(r->msgbuf);
+        free(r->msgcap);
+    }
     free(r->msglen);
     free(r->tmp);
     if (r->acc)

@@ -15,6 +15,11 @@ void iso__sched_destroy(iso_sched *s)
         MPI_Type_free(&s->owned[k]);
     free(s->owned);
     free(s->ops);
+    if (s->spare_buf)
+        for (int m = 0; m < s->nmsgs; m++)
+            free(s->spare_buf[m]);
+    free(s->spare_buf);
+    free(s->spare_cap);
     free(s->msgs);
     free(s->pieces);
     free(s->round_end);
