@@ -87,8 +87,12 @@ check: tests
 
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 \
   LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp UBSAN_OPTIONS=print_stacktrace=1
+# The sanitizer run covers both executor paths (direct ops; packed combining
+# ops, which dimwise and bruck share) to keep CI short; ISO_TEST_ALGORITHMS
+# overrides.
+ASAN_ALGORITHMS ?= direct bruck
 asan:
-	$(ASAN_ENV) $(MAKE) check BUILD=build/asan OPT="-O1 -g" \
+	$(ASAN_ENV) $(MAKE) check BUILD=build/asan OPT="-O1 -g" ISO_TEST_ALGORITHMS="$(ASAN_ALGORITHMS)" \
 	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
 bench: $(BENCH_BIN) $(EXAMPLE)

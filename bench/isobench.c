@@ -3,18 +3,17 @@
  * MPI_Neighbor_alltoallw and MPI_Neighbor_alltoall (allgather) on a
  * distributed-graph communicator with the same neighbors.
  *
- * Method (after Traeff et al., EuroMPI'15, section 7): every variant is
- * first checked against a plain Isend/Irecv oracle; then, for each block
- * size, the variants are timed in rounds: every repetition times one batch
- * of `iters` calls of each variant (variants in a new random order every
- * repetition; before its batch, one untimed call and a barrier).  A
- * repetition's time per call is the batch time / iters, maximised over the
- * ranks.  Reported:
- * median and quartiles over the repetitions, and ratios of medians.
+ * Method (after Traeff et al., EuroMPI'15, section 7): for each block size,
+ * every variant is first checked against a plain Isend/Irecv oracle; then
+ * every repetition times one batch of `iters` calls of each variant
+ * (variants in a new random order every repetition; before its batch, one
+ * untimed call and a barrier).  A repetition's time per call is the batch
+ * time / iters, maximised over the ranks.  Reported: median and quartiles
+ * over the repetitions, and ratios of medians.  See bench/README.md.
  *
  *   mpiexec -n P isobench [--shape moore|vonneumann] [--radius R] [--dim D]
- *       [--dims 4,2] [--periodic|--mesh] [--drop N] [--sizes 8,512,65536] [--reps N]
- *       [--iters K] [--target-ms T] [--coll alltoall|allgather]
+ *       [--dims 4,2] [--periodic|--mesh] [--drop N] [--sizes 8,512,65536]
+ *       [--reps N] [--iters K] [--target-ms T] [--coll alltoall|allgather]
  *       [--variants direct,dimwise,bruck,auto,mpiw,mpi] [--persistent] [--strict]
  *
  * Which algorithm auto picked at each block size is found by counting the
