@@ -103,9 +103,11 @@ static cost_t cost_params(void)
         return c;
     loaded = 1;
     if (path && (f = fopen(path, "r")) != NULL) {
-        char key[32];
+        char line[256], key[32];
         double v;
-        while (fscanf(f, "%31s %lf", key, &v) == 2) {
+        while (fgets(line, sizeof line, f)) { /* "key value" lines; others ignored */
+            if (sscanf(line, "%31s %lf", key, &v) != 2)
+                continue;
             if (!strcmp(key, "alpha"))
                 c.alpha = v;
             else if (!strcmp(key, "beta"))
