@@ -97,8 +97,12 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  *
  * Info keys (unknown keys starting with "iso_" are an error, others ignored):
  *   iso_algorithm  "auto" (default) | "direct" | "dimwise" | "bruck"
+ *   iso_combine    "auto" (default) | "pack" | "datatype"   how combined
+ *                  messages are made (see "Schedules" below)
  *   iso_verify     "true" | "false"                check isomorphism
- * Environment: ISO_ALGORITHM and ISO_VERIFY give the defaults.
+ * Environment: ISO_ALGORITHM, ISO_COMBINE and ISO_VERIFY give the defaults.
+ * With verification on, processes that disagree on the algorithm or the
+ * combining mode get ISO_ERR_ALGORITHM.
  *
  * Library messages travel on a private duplicate of the communicator, made
  * at the first Iso_neighborhood_create and kept until the neighborhood is
@@ -231,8 +235,8 @@ ISO_API int Iso_ineighbor_scatter_reduce(const void *sendbuf, const int sendcoun
                                          void *recvbuf, int count, MPI_Datatype datatype,
                                          MPI_Op op, MPI_Comm isocomm, Iso_request *request);
 
-/* Persistent forms.  info may carry iso_algorithm for this operation only
- * (MPI_INFO_NULL: the neighborhood's default). */
+/* Persistent forms.  info may carry iso_algorithm and iso_combine for this
+ * operation only (MPI_INFO_NULL: the neighborhood's defaults). */
 ISO_API int Iso_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                        void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                        MPI_Comm isocomm, MPI_Info info, Iso_request *request);
@@ -288,8 +292,20 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  * scatter_reduce moves one vector per edge of the reversed route trie.
  * Combining schedules depend only on the neighborhood: they are built once
  * per neighborhood and collective family and cached.  Their messages are
- * packed (a header of block sizes, then the blocks), so the v and w forms
- * work although intermediate processes do not know the counts they forward.
+ * made in one of two ways (info key iso_combine, environment ISO_COMBINE):
+ *   pack      the library packs each message (a header of block sizes,
+ *             then the blocks; receivers probe for the size), so the v and
+ *             w forms work although intermediate processes do not know
+ *             the counts they forward
+ *   datatype  no copies by the library: each message is a struct datatype
+ *             over MPI_BOTTOM listing its blocks where they are (the send
+ *             buffer, the receive slot a block is delivered to, or a
+ *             scratch vector for blocks passing through), built when the
+ *             operation starts (once for persistent requests).  Needs
+ *             block sizes every process knows: all forms except the v/w
+ *             forms of alltoall and allgather, which always pack
+ *   auto      the cheaper by the cost model (keys dtype, build, pack,
+ *             probe of the cost file), the same choice on every process
  *
  * Iso_schedule_info: for the calling process, the communication rounds of
  * the schedule in the 1-ported model of the paper (each round one send and

@@ -2,6 +2,7 @@
  * ISO_ALGORITHM environment variable), else "auto" (cost model).  An unknown
  * or inapplicable name is an error, never a silent fallback. */
 #include "iso_internal.h"
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,20 +84,51 @@ void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long 
     *block_hops = hops;
 }
 
+int iso__combine_lookup(const char *name, int *mode)
+{
+    static const char *const names[] = {"auto", "pack", "datatype"};
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(name, names[k])) {
+            *mode = k;
+            return ISO_ERR_NONE;
+        }
+    return ISO_ERR_INFO;
+}
+
+/* Every process knows the size of every block it receives or forwards when
+ * the receive side is regular: all forms but the v/w alltoall/allgather. */
+int iso__datatype_possible(const iso_args *a)
+{
+    return a->recv.layout == ISO_LAYOUT_STRIDED || a->recv.layout == ISO_LAYOUT_SAME;
+}
+
 /* ---- the cost model -------------------------------------------------------
  * time = gamma * phases + alpha * messages + beta * bytes sent
- *        + pack * bytes packed and unpacked (combining only)
+ *        + combining in packed mode:   pack * bytes packed and unpacked
+ *                                      + probe * messages
+ *        + combining in datatype mode: dtype * bytes sent
+ *                                      + build * 2 * messages (a struct type
+ *                                        per message at each end, built per
+ *                                        call, or once per persistent
+ *                                        request)
  * with the structural figures of the schedule (those of a process of a
  * torus, identical everywhere).  Defaults fit shared memory; bench/calibrate
  * measures a machine and writes a file that ISO_COST_FILE points to. */
 typedef struct {
-    double alpha, beta, gamma, pack;
+    double alpha, beta, gamma, pack, probe, dtype, build;
 } cost_t;
 
 static cost_t cost_params(void)
 {
     static int loaded;
-    static cost_t c = {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10};
+    static cost_t c = {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 0.0, 0.0, 0.0};
+    static const struct {
+        const char *key;
+        size_t off;
+    } keys[] = {{"alpha", offsetof(cost_t, alpha)}, {"beta", offsetof(cost_t, beta)},
+                {"gamma", offsetof(cost_t, gamma)}, {"pack", offsetof(cost_t, pack)},
+                {"probe", offsetof(cost_t, probe)}, {"dtype", offsetof(cost_t, dtype)},
+                {"build", offsetof(cost_t, build)}};
     const char *path = getenv("ISO_COST_FILE");
     FILE *f;
     if (loaded)
@@ -108,26 +140,24 @@ static cost_t cost_params(void)
         while (fgets(line, sizeof line, f)) { /* "key value" lines; others ignored */
             if (sscanf(line, "%31s %lf", key, &v) != 2)
                 continue;
-            if (!strcmp(key, "alpha"))
-                c.alpha = v;
-            else if (!strcmp(key, "beta"))
-                c.beta = v;
-            else if (!strcmp(key, "gamma"))
-                c.gamma = v;
-            else if (!strcmp(key, "pack"))
-                c.pack = v;
+            for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+                if (!strcmp(key, keys[k].key))
+                    *(double *)((char *)&c + keys[k].off) = v;
         }
         fclose(f);
     }
     return c;
 }
 
-static double cost(const iso_sched *s, double block_bytes, int combining)
+/* Modelled time of combining schedule s, packed or in datatype mode. */
+static double cost(const iso_sched *s, double block_bytes, int datatype, int persistent)
 {
     cost_t c = cost_params();
     double bytes = (double)s->struct_hops * block_bytes;
-    return c.gamma * s->struct_phases + c.alpha * s->struct_msgs + c.beta * bytes +
-           (combining ? 2.0 * c.pack * bytes : 0.0);
+    double t = c.gamma * s->struct_phases + c.alpha * s->struct_msgs + c.beta * bytes;
+    if (datatype)
+        return t + c.dtype * bytes + (persistent ? 0.0 : 2.0 * c.build * s->struct_msgs);
+    return t + 2.0 * c.pack * bytes + c.probe * s->struct_msgs;
 }
 
 /* Bytes per block, when every process has the same (regular forms). */
@@ -149,13 +179,35 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
     return 1;
 }
 
-int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int *index)
+/* The combining mode for schedule s: the requested one where possible,
+ * else the cheaper by the cost model. */
+static int choose_datatype(const iso_sched *s, const iso_args *a, int combine, int persistent)
+{
+    double bytes;
+    if (!s->runtime_args || !iso__datatype_possible(a) || combine == ISO_COMBINE_PACK)
+        return 0;
+    if (combine == ISO_COMBINE_DATATYPE || !uniform_block_bytes(a, &bytes))
+        return 1;
+    return cost(s, bytes, 1, persistent) <= cost(s, bytes, 0, persistent);
+}
+
+int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int combine,
+                          int persistent, int *index, int *datatype)
 {
     double bytes, best = 0.0;
+    *datatype = 0;
     if (requested != ISO_ALG_AUTO) {
+        iso_sched *s;
+        int err;
         if (requested < 0 || requested >= iso__nalgorithms || !applicable(requested, nb, a))
             return iso__errclass(ISO_ERR_ALGORITHM);
         *index = requested;
+        if (!iso__algorithms[requested].cacheable)
+            return MPI_SUCCESS; /* direct: no combined messages */
+        if ((err = iso__schedule_get(nb, a, requested, &s)) != MPI_SUCCESS)
+            return err;
+        *datatype = choose_datatype(s, a, combine, persistent);
+        iso__sched_release(s);
         return MPI_SUCCESS;
     }
     *index = 0; /* direct */
@@ -168,15 +220,18 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int *in
     for (int k = 1; k < iso__nalgorithms; k++) {
         iso_sched *s;
         double c;
+        int dt;
         if (!iso__algorithms[k].cacheable || !applicable(k, nb, a))
             continue;
         if (iso__schedule_get(nb, a, k, &s) != MPI_SUCCESS)
             continue; /* cannot build it: not a candidate */
-        c = cost(s, bytes, 1);
+        dt = choose_datatype(s, a, combine, persistent);
+        c = cost(s, bytes, dt, persistent);
         iso__sched_release(s);
         if (c < best) {
             best = c;
             *index = k;
+            *datatype = dt;
         }
     }
     return MPI_SUCCESS;

@@ -139,7 +139,7 @@ static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_re
     iso_state *st;
     iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
-    int alg, requested, err;
+    int alg, requested, combine, datatype, err;
     Iso_error e;
 
     if (mode != BLOCKING) {
@@ -152,9 +152,12 @@ static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_re
     if ((e = validate(a, st->nbh)) != ISO_ERR_NONE)
         return iso__fail(comm, e);
     requested = st->nbh->algorithm;
-    if (mode == PERSISTENT && (e = iso__info_parse(info, &requested, NULL)) != ISO_ERR_NONE)
+    combine = st->nbh->combine;
+    if (mode == PERSISTENT &&
+        (e = iso__info_parse(info, &requested, &combine, NULL)) != ISO_ERR_NONE)
         return iso__fail(comm, e);
-    if ((err = iso__algorithm_select(st->nbh, a, requested, &alg)) != MPI_SUCCESS ||
+    if ((err = iso__algorithm_select(st->nbh, a, requested, combine, mode == PERSISTENT, &alg,
+                                     &datatype)) != MPI_SUCCESS ||
         (err = iso__schedule_get(st->nbh, a, alg, &sched)) != MPI_SUCCESS)
         return iso__raise(comm, err);
 
@@ -165,7 +168,8 @@ static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_re
         err = iso__sched_retain_types(sched, mode == PERSISTENT ? 0 : first_deferred(sched));
     if (err == MPI_SUCCESS)
         err = iso__request_create(st, comm, sched, a, st->nbh->s,
-                                  mode != BLOCKING && sched->runtime_args, mode == PERSISTENT, &r);
+                                  mode != BLOCKING && sched->runtime_args, mode == PERSISTENT,
+                                  datatype, &r);
     iso__sched_release(sched);
     if (err != MPI_SUCCESS)
         return iso__raise(comm, err);
@@ -193,7 +197,7 @@ int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algo
     iso_state *st;
     iso_sched *sched = NULL;
     iso_args a;
-    int coll = -1, requested, alg, err, s, *ones = NULL;
+    int coll = -1, requested, alg, datatype, err, s, *ones = NULL;
     MPI_Aint *zeros = NULL;
     MPI_Datatype *types = NULL;
 
@@ -236,7 +240,8 @@ int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algo
         break;
     }
     a.send.extent = a.recv.extent = (MPI_Aint)sizeof(double);
-    if ((err = iso__algorithm_select(st->nbh, &a, requested, &alg)) == MPI_SUCCESS &&
+    if ((err = iso__algorithm_select(st->nbh, &a, requested, st->nbh->combine, 0, &alg,
+                                     &datatype)) == MPI_SUCCESS &&
         (err = iso__schedule_get(st->nbh, &a, alg, &sched)) == MPI_SUCCESS)
         iso__sched_stats(sched, rounds, messages, block_hops);
     iso__sched_release(sched);

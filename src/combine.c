@@ -18,9 +18,12 @@
  * sender and the receiver evaluate the same condition, and routes move
  * monotonically between origin and target, so every hop stays on the mesh.
  *
- * Messages carry a header of per-block byte sizes, so the v and w forms
- * work although an intermediate process does not know the counts of the
- * blocks it forwards.  Each message of an operation has its own tag. */
+ * Packed messages carry a header of per-block byte sizes, so the v and w
+ * forms work although an intermediate process does not know the counts of
+ * the blocks it forwards.  In datatype mode (regular forms) a message is a
+ * struct type over the places of its blocks: an incoming block lands in
+ * the receive slot where its route ends, or in a scratch vector if it only
+ * passes through.  Each message of an operation has its own tag. */
 #include "iso_internal.h"
 #include <stdlib.h>
 #include <string.h>
@@ -273,7 +276,8 @@ static int emit_recv(iso_sched *out, const iso_nbh *nb, const int *delta, int ms
                      int count, int *scratch)
 {
     iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = tag};
-    out->msgs[msg].n = count;
+    if (out->msgs[msg].n != count) /* one destination piece per entry */
+        return iso__errclass(ISO_ERR_INTERN);
     recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
     if (recv.peer == MPI_PROC_NULL)
         return iso__errclass(ISO_ERR_INTERN);
@@ -331,6 +335,10 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
                 continue;
             if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
                 err = iso__errclass(ISO_ERR_NOMEM);
+            if (!err) /* datatype mode: a node that ends here lands in its first slot */
+                err = iso__sched_msg_piece(out, msg,
+                                           n->nfinal > 0 ? (iso_piece){ISO_PIECE_SLOT, n->final[0]}
+                                                         : (iso_piece){ISO_PIECE_VEC, out->nvec++});
             n->msg_in = msg;
             n->entry_in = count++;
         }
@@ -543,7 +551,8 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
                 err = iso__errclass(ISO_ERR_NOMEM);
                 break;
             }
-            if (partial_add(&ps->p[q], (iso_piece){msg, count}))
+            if (partial_add(&ps->p[q], (iso_piece){msg, count}) ||
+                iso__sched_msg_piece(out, msg, (iso_piece){ISO_PIECE_VEC, out->nvec++}))
                 err = iso__errclass(ISO_ERR_NOMEM);
             count++;
         }

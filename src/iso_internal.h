@@ -27,6 +27,7 @@ typedef struct {
     int *sources, *targets;       /* s ranks each, MPI_PROC_NULL off the mesh */
     int indegree, outdegree;      /* entries that are not MPI_PROC_NULL */
     int algorithm;                /* default: index in iso__algorithms, or ISO_ALG_AUTO */
+    int combine;                  /* default iso_combine: ISO_COMBINE_* */
     /* Schedules that depend only on the neighborhood (message combining),
      * per [collective][algorithm]; built on first use. */
     struct iso_sched_s *cache[4][ISO_MAX_ALGORITHMS];
@@ -125,9 +126,14 @@ typedef enum {
 
 /* Where a block's data is: the user's send block `index` (msg = -1),
  * reduction accumulator `index` (msg = ISO_PIECE_ACC), or entry `index` of
- * packed message `msg`. */
+ * incoming message `msg`.  In datatype mode an entry of an incoming message
+ * is received in place: into receive slot `index` (ISO_PIECE_SLOT) or into
+ * the schedule's scratch vector `index` (ISO_PIECE_VEC); the builder lists
+ * these destinations as the pieces of incoming messages. */
 #define ISO_PIECE_USER (-1)
 #define ISO_PIECE_ACC (-2)
+#define ISO_PIECE_SLOT (-3)
+#define ISO_PIECE_VEC (-4)
 typedef struct {
     int msg;
     int index;
@@ -147,8 +153,9 @@ typedef struct {
     int first;     /* DELIVER in a reduction: first contribution (copy) */
 } iso_op;
 
-/* A packed message: entries pieces[first .. first+n) (outgoing), or n
- * entries whose sizes arrive in its header (incoming). */
+/* A combined message: its n entries are pieces[first .. first+n): where
+ * they come from (outgoing), or where they land in datatype mode
+ * (incoming; in packed mode their sizes arrive in the message's header). */
 typedef struct {
     int first, n;
 } iso_msg;
@@ -175,6 +182,7 @@ typedef struct iso_sched_s {
     int max_comm;         /* largest number of communication ops in a round */
     int runtime_args;     /* ops find blocks through the request's args (PACK, DELIVER) */
     int nacc;             /* reduction accumulators (one vector each) */
+    int nvec;             /* scratch vectors of datatype mode (ISO_PIECE_VEC) */
     /* Message buffers of a finished request, handed to the next request of
      * this (cached) schedule: repeated blocking calls neither allocate nor
      * fault in their buffers again. */
@@ -228,10 +236,23 @@ int iso__algorithm_lookup(const char *name, int *index);
 /* The schedule of algorithm alg for a call: cached, or built for it.
  * Returns a new reference in *out. */
 int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
-/* Resolves auto (cost model) / checks applicability for one call.  The
- * choice depends only on data every process has alike (the neighborhood,
- * the block size of the regular forms), so all processes choose the same. */
-int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int *index);
+/* How combined messages are made (info key iso_combine, ISO_COMBINE):
+ * packed by the library (a header of block sizes, then the blocks), or
+ * described by derived datatypes over the user's buffers and the scratch
+ * vectors (no copies by the library; needs block sizes that every process
+ * knows: not the v/w forms of alltoall/allgather). */
+enum { ISO_COMBINE_AUTO, ISO_COMBINE_PACK, ISO_COMBINE_DATATYPE };
+/* "auto", "pack", "datatype" -> ISO_COMBINE_*; ISO_ERR_INFO otherwise. */
+int iso__combine_lookup(const char *name, int *mode);
+/* Can the blocks of a be described by datatypes everywhere? */
+int iso__datatype_possible(const iso_args *a);
+
+/* Resolves auto (cost model) / checks applicability for one call, and
+ * chooses the combining mode (*datatype).  The choices depend only on data
+ * every process has alike (the neighborhood, the block size of the regular
+ * forms, whether the operation is persistent), so all processes agree. */
+int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int combine,
+                          int persistent, int *index, int *datatype);
 /* Per-process figures of a schedule: 1-ported rounds (max of messages sent
  * and received), messages sent, blocks sent counting every hop. */
 void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops);
@@ -281,6 +302,10 @@ struct iso_request_s {
     void **acc; /* the schedule's accumulators, one vector each */
     size_t acc_span;
     MPI_Aint acc_shift; /* -true lower bound of the vector type */
+    int datatype;           /* datatype mode: messages described by msgtype */
+    MPI_Datatype *msgtype;  /* per message: struct type over MPI_BOTTOM */
+    char *vec;              /* the scratch vectors of datatype mode */
+    size_t vec_stride;
     struct iso_request_s *prev, *next; /* list of active requests */
 };
 
@@ -288,7 +313,8 @@ struct iso_request_s {
  * with its tags reserved.  With retain, copies a's arrays and duplicates its
  * derived types (the call returns before they are used). */
 int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const iso_args *a,
-                        int s, int retain, int persistent, struct iso_request_s **out);
+                        int s, int retain, int persistent, int datatype,
+                        struct iso_request_s **out);
 /* Starts an inactive request (posts round 0). */
 int iso__request_start(struct iso_request_s *r);
 /* Completes r, progressing every other active request meanwhile. */
@@ -300,6 +326,6 @@ void iso__sched_release(iso_sched *s);
 /* ---- info (neighborhood.c) -------------------------------------------- */
 /* Parses the iso_* keys of info (MPI_INFO_NULL allowed); unset values are
  * left as they are.  Returns 0 or a library error. */
-Iso_error iso__info_parse(MPI_Info info, int *algorithm, int *verify);
+Iso_error iso__info_parse(MPI_Info info, int *algorithm, int *combine, int *verify);
 
 #endif

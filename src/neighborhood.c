@@ -59,11 +59,13 @@ static iso_nbh *nbh_clone(const iso_nbh *from)
     nb->indegree = from->indegree;
     nb->outdegree = from->outdegree;
     nb->algorithm = from->algorithm;
+    nb->combine = from->combine;
     return nb;
 }
 
 /* Translates the offsets into source and target ranks (local only). */
-static int nbh_build(MPI_Comm cart, int s, const int *rel, int algorithm, iso_nbh **out)
+static int nbh_build(MPI_Comm cart, int s, const int *rel, int algorithm, int combine,
+                     iso_nbh **out)
 {
     int d, *layout = NULL, *scratch = NULL, err;
     iso_nbh *nb = NULL;
@@ -82,6 +84,7 @@ static int nbh_build(MPI_Comm cart, int s, const int *rel, int algorithm, iso_nb
     nb->periods = nb->dims + d;
     nb->coords = nb->dims + 2 * d;
     nb->algorithm = algorithm;
+    nb->combine = combine;
     if (s > 0 && d > 0)
         memcpy(nb->offsets, rel, sizeof(int) * (size_t)s * (size_t)d);
     for (int i = 0; i < s; i++) {
@@ -210,7 +213,7 @@ static Iso_error parse_bool(const char *v, int *out)
     return ISO_ERR_NONE;
 }
 
-Iso_error iso__info_parse(MPI_Info info, int *algorithm, int *verify)
+Iso_error iso__info_parse(MPI_Info info, int *algorithm, int *combine, int *verify)
 {
     int nkeys = 0;
     if (info == MPI_INFO_NULL)
@@ -229,6 +232,8 @@ Iso_error iso__info_parse(MPI_Info info, int *algorithm, int *verify)
             return ISO_ERR_INFO;
         if (!strcmp(key, "iso_algorithm") && algorithm)
             e = (Iso_error)iso__algorithm_lookup(value, algorithm);
+        else if (!strcmp(key, "iso_combine") && combine)
+            e = (Iso_error)iso__combine_lookup(value, combine);
         else if (!strcmp(key, "iso_verify") && verify)
             e = parse_bool(value, verify);
         else
@@ -239,15 +244,18 @@ Iso_error iso__info_parse(MPI_Info info, int *algorithm, int *verify)
     return ISO_ERR_NONE;
 }
 
-/* Defaults from the environment: ISO_ALGORITHM, ISO_VERIFY. */
-static Iso_error env_defaults(int *algorithm, int *verify)
+/* Defaults from the environment: ISO_ALGORITHM, ISO_COMBINE, ISO_VERIFY. */
+static Iso_error env_defaults(int *algorithm, int *combine, int *verify)
 {
-    const char *a = getenv("ISO_ALGORITHM"), *v = getenv("ISO_VERIFY");
+    const char *a = getenv("ISO_ALGORITHM"), *c = getenv("ISO_COMBINE"), *v = getenv("ISO_VERIFY");
     Iso_error e = ISO_ERR_NONE;
     *algorithm = ISO_ALG_AUTO;
+    *combine = ISO_COMBINE_AUTO;
     *verify = 0;
     if (a && *a)
         e = (Iso_error)iso__algorithm_lookup(a, algorithm);
+    if (e == ISO_ERR_NONE && c && *c)
+        e = (Iso_error)iso__combine_lookup(c, combine);
     if (e == ISO_ERR_NONE && v && *v)
         e = parse_bool(v, verify);
     return e;
@@ -255,9 +263,11 @@ static Iso_error env_defaults(int *algorithm, int *verify)
 
 /* ---- verification -------------------------------------------------------- */
 
-/* One allreduce: every process must have the same d, s, offsets and
- * algorithm.  MAX over (x, -x) gives max and -min at once. */
-static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int algorithm)
+/* One allreduce: every process must have the same d, s, offsets,
+ * algorithm and combining mode.  MAX over (x, -x) gives max and -min at
+ * once. */
+static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int algorithm,
+                             int combine)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     long long v[8], r[8];
@@ -269,7 +279,7 @@ static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int al
     v[0] = d;
     v[1] = s;
     v[2] = (long long)(h >> 2); /* 62 bits: negation cannot overflow */
-    v[3] = algorithm;
+    v[3] = 4LL * algorithm + combine;
     for (int k = 0; k < 4; k++)
         v[4 + k] = -v[k];
     err = MPI_Allreduce(v, r, 8, MPI_LONG_LONG, MPI_MAX, comm);
@@ -288,7 +298,7 @@ static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int al
 
 static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm *isocomm)
 {
-    int d = 0, algorithm, verify, flag = 0, err;
+    int d = 0, algorithm, combine, verify, flag = 0, err;
     Iso_error e;
     iso_state *st = NULL;
     iso_nbh *nb = NULL;
@@ -304,12 +314,12 @@ static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm 
     for (size_t k = 0; k < (size_t)s * (size_t)d; k++)
         if (rel[k] <= -ISO_MAX_OFFSET || rel[k] >= ISO_MAX_OFFSET)
             return iso__errclass(ISO_ERR_ARG);
-    if ((e = env_defaults(&algorithm, &verify)) != ISO_ERR_NONE ||
-        (e = iso__info_parse(info, &algorithm, &verify)) != ISO_ERR_NONE)
+    if ((e = env_defaults(&algorithm, &combine, &verify)) != ISO_ERR_NONE ||
+        (e = iso__info_parse(info, &algorithm, &combine, &verify)) != ISO_ERR_NONE)
         return iso__errclass(e);
-    if (verify && (err = verify_isomorphic(cart, d, s, rel, algorithm)) != MPI_SUCCESS)
+    if (verify && (err = verify_isomorphic(cart, d, s, rel, algorithm, combine)) != MPI_SUCCESS)
         return err;
-    if ((err = nbh_build(cart, s, rel, algorithm, &nb)) != MPI_SUCCESS)
+    if ((err = nbh_build(cart, s, rel, algorithm, combine, &nb)) != MPI_SUCCESS)
         return err;
 
     if (keyval == MPI_KEYVAL_INVALID &&

@@ -102,19 +102,46 @@ static int entry_at(const struct iso_request_s *r, int m, int k, char **ptr, siz
     return MPI_SUCCESS;
 }
 
-/* A user send block or an accumulator, as a place (buffer address apart). */
-static iso_loc piece_loc(const struct iso_request_s *r, iso_piece pc)
+/* Where a piece's data is: address, count, type. */
+typedef struct {
+    char *p;
+    int count;
+    MPI_Datatype type;
+} place_t;
+
+/* An accumulator or scratch vector: count x datatype of the receive side. */
+static place_t vector_place(const struct iso_request_s *r, char *mem)
 {
-    if (pc.msg == ISO_PIECE_ACC)
-        return iso__block(&r->args.recv, ISO_BUF_RECV, 0); /* count x datatype */
-    return iso__block(&r->args.send, ISO_BUF_SEND, pc.index);
+    return (place_t){mem + r->acc_shift, r->args.recv.count, r->args.recv.type};
 }
 
-static void *piece_addr(const struct iso_request_s *r, iso_piece pc, const iso_loc *l)
+/* The place of piece pc: a user send block, an accumulator, or (datatype
+ * mode) the place an entry of an incoming message was received into.
+ * Entries of packed messages have no place of their own (entry_at). */
+static place_t place_of(const struct iso_request_s *r, iso_piece pc)
 {
-    if (pc.msg == ISO_PIECE_ACC)
-        return (char *)r->acc[pc.index] + r->acc_shift;
-    return addr(r, l);
+    iso_loc l;
+    if (pc.msg >= 0)
+        pc = r->sched->pieces[r->sched->msgs[pc.msg].first + pc.index];
+    switch (pc.msg) {
+    case ISO_PIECE_ACC:
+        return vector_place(r, r->acc[pc.index]);
+    case ISO_PIECE_VEC:
+        return vector_place(r, r->vec + (size_t)pc.index * r->vec_stride);
+    case ISO_PIECE_SLOT:
+        l = iso__block(&r->args.recv, ISO_BUF_RECV, pc.index);
+        break;
+    default:
+        l = iso__block(&r->args.send, ISO_BUF_SEND, pc.index);
+        break;
+    }
+    return (place_t){addr(r, &l), l.count, l.type};
+}
+
+/* Does piece pc have a place (rather than bytes in a packed message)? */
+static int has_place(const struct iso_request_s *r, iso_piece pc)
+{
+    return pc.msg < 0 || r->datatype;
 }
 
 static int pack_message(struct iso_request_s *r, int m)
@@ -128,8 +155,8 @@ static int pack_message(struct iso_request_s *r, int m)
 
     for (int k = 0; k < msg->n && !err; k++) {
         if (pc[k].msg < 0) {
-            iso_loc l = piece_loc(r, pc[k]);
-            err = block_bytes(l.count, l.type, &sz);
+            place_t q = place_of(r, pc[k]);
+            err = block_bytes(q.count, q.type, &sz);
         } else {
             err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz);
         }
@@ -143,10 +170,10 @@ static int pack_message(struct iso_request_s *r, int m)
         int pos = msg->n * (int)sizeof(int64_t);
         for (int k = 0; k < msg->n && !err; k++) {
             if (pc[k].msg < 0) {
-                iso_loc l = piece_loc(r, pc[k]);
+                place_t q = place_of(r, pc[k]);
                 int before = pos;
-                err = MPI_Pack(piece_addr(r, pc[k], &l), l.count, l.type, r->msgbuf[m],
-                               (int)total, &pos, r->state->priv);
+                err = MPI_Pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos,
+                               r->state->priv);
                 hdr[k] = pos - before;
             } else if ((err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz)) == MPI_SUCCESS) {
                 memcpy((char *)r->msgbuf[m] + pos, src, sz);
@@ -165,9 +192,11 @@ static int piece_to(struct iso_request_s *r, iso_piece pc, void *p, int count, M
     size_t want, sz;
     char *src;
     int pos = 0, err;
-    if (pc.msg < 0) {
-        iso_loc l = piece_loc(r, pc);
-        return local_copy(piece_addr(r, pc, &l), l.count, l.type, p, count, type);
+    if (has_place(r, pc)) {
+        place_t q = place_of(r, pc);
+        if (q.p == p && q.count == count && q.type == type)
+            return MPI_SUCCESS; /* received in place */
+        return local_copy(q.p, q.count, q.type, p, count, type);
     }
     if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
         (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
@@ -187,6 +216,11 @@ static int combine_into(struct iso_request_s *r, iso_piece pc, void *p, int coun
     int err;
     if (!combine)
         return piece_to(r, pc, p, count, type);
+    if (has_place(r, pc)) { /* a vector of the same type: reduce from where it is */
+        place_t q = place_of(r, pc);
+        if (q.count == count && q.type == type)
+            return MPI_Reduce_local(q.p, p, count, type, r->args.op);
+    }
     if ((err = MPI_Type_get_true_extent(type, &tlb, &textent)) != MPI_SUCCESS ||
         (err = MPI_Type_get_extent(type, &lb, &extent)) != MPI_SUCCESS)
         return err;
@@ -222,7 +256,7 @@ static int post_round(struct iso_request_s *r)
     int first = round_first(s, r->round), end = s->round_end[r->round], err = MPI_SUCCESS;
     r->nreqs = 0;
     r->npending = 0;
-    for (int k = first; k < end && !err; k++)
+    for (int k = first; k < end && !err && !r->datatype; k++)
         if (s->ops[k].kind == ISO_OP_PACK)
             err = pack_message(r, s->ops[k].msg);
     for (int k = first; k < end && !err; k++) {
@@ -238,10 +272,20 @@ static int post_round(struct iso_request_s *r)
                             &r->reqs[r->nreqs++]);
             break;
         case ISO_OP_SEND_MSG:
-            err = MPI_Isend(r->msgbuf[op->msg], (int)r->msglen[op->msg], MPI_PACKED, op->peer,
-                            tag, comm, &r->reqs[r->nreqs++]);
+            if (r->datatype)
+                err = MPI_Isend(MPI_BOTTOM, 1, r->msgtype[op->msg], op->peer, tag, comm,
+                                &r->reqs[r->nreqs++]);
+            else
+                err = MPI_Isend(r->msgbuf[op->msg], (int)r->msglen[op->msg], MPI_PACKED,
+                                op->peer, tag, comm, &r->reqs[r->nreqs++]);
             break;
-        case ISO_OP_RECV_MSG: /* size unknown: matched by probe in progress() */
+        case ISO_OP_RECV_MSG:
+            if (r->datatype) {
+                err = MPI_Irecv(MPI_BOTTOM, 1, r->msgtype[op->msg], op->peer, tag, comm,
+                                &r->reqs[r->nreqs++]);
+                break;
+            }
+            /* packed: size unknown, matched by probe in progress() */
             r->pending[2 * r->npending] = k;
             r->pending[2 * r->npending + 1] = r->nreqs;
             r->npending++;
@@ -450,8 +494,10 @@ static int retain_args(struct iso_request_s *r, int s)
     }
 }
 
-/* One vector (recv count x datatype) per accumulator of the schedule. */
-static int alloc_accumulators(struct iso_request_s *r)
+/* The vectors (receive count x datatype) of the schedule: its reduction
+ * accumulators and, in datatype mode, its scratch vectors, each spanning the
+ * true extent of the vector. */
+static int alloc_vectors(struct iso_request_s *r)
 {
     MPI_Aint tlb, textent, lb, extent;
     int n = r->sched->nacc, count = r->args.recv.count, err;
@@ -460,16 +506,62 @@ static int alloc_accumulators(struct iso_request_s *r)
         return err;
     r->acc_span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
     r->acc_shift = -tlb;
-    if ((r->acc = calloc((size_t)n, sizeof *r->acc)) == NULL)
+    if ((r->acc = calloc((size_t)n + 1, sizeof *r->acc)) == NULL)
         return iso__errclass(ISO_ERR_NOMEM);
     for (int k = 0; k < n; k++)
         if ((r->acc[k] = malloc(r->acc_span + 1)) == NULL)
             return iso__errclass(ISO_ERR_NOMEM);
+    r->vec_stride = (r->acc_span + 63) & ~(size_t)63;
+    if (r->datatype &&
+        (r->vec = malloc(r->vec_stride * (size_t)r->sched->nvec + 1)) == NULL)
+        return iso__errclass(ISO_ERR_NOMEM);
     return MPI_SUCCESS;
 }
 
+/* Datatype mode: one struct type over MPI_BOTTOM per message, listing the
+ * places of its blocks in message order (empty blocks left out: they add
+ * nothing to the type signature). */
+static int build_msgtypes(struct iso_request_s *r)
+{
+    const iso_sched *s = r->sched;
+    int maxn = 1, err = MPI_SUCCESS, *len;
+    MPI_Aint *disp;
+    MPI_Datatype *types;
+    for (int m = 0; m < s->nmsgs; m++)
+        if (s->msgs[m].n > maxn)
+            maxn = s->msgs[m].n;
+    r->msgtype = malloc(sizeof(MPI_Datatype) * (size_t)(s->nmsgs + 1));
+    len = malloc(sizeof(int) * (size_t)maxn);
+    disp = malloc(sizeof(MPI_Aint) * (size_t)maxn);
+    types = malloc(sizeof(MPI_Datatype) * (size_t)maxn);
+    if (!r->msgtype || !len || !disp || !types)
+        err = iso__errclass(ISO_ERR_NOMEM);
+    for (int m = 0; r->msgtype && m < s->nmsgs; m++)
+        r->msgtype[m] = MPI_DATATYPE_NULL;
+    for (int m = 0; m < s->nmsgs && !err; m++) {
+        int n = 0;
+        for (int k = 0; k < s->msgs[m].n && !err; k++) {
+            place_t q = place_of(r, s->pieces[s->msgs[m].first + k]);
+            if (q.count == 0)
+                continue;
+            len[n] = q.count;
+            types[n] = q.type;
+            err = MPI_Get_address(q.p, &disp[n++]);
+        }
+        if (!err)
+            err = MPI_Type_create_struct(n, len, disp, types, &r->msgtype[m]);
+        if (!err)
+            err = MPI_Type_commit(&r->msgtype[m]);
+    }
+    free(len);
+    free(disp);
+    free(types);
+    return err;
+}
+
 int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const iso_args *a,
-                        int s, int retain, int persistent, struct iso_request_s **out)
+                        int s, int retain, int persistent, int datatype,
+                        struct iso_request_s **out)
 {
     struct iso_request_s *r = calloc(1, sizeof *r);
     int err = MPI_SUCCESS, nm = sched->nmsgs;
@@ -481,6 +573,7 @@ int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const is
     r->state = st;
     st->refs++;
     r->args = *a;
+    r->datatype = datatype;
     r->reqs = malloc(sizeof(MPI_Request) * (size_t)(sched->max_comm + 1));
     r->pending = malloc(sizeof(int) * 2 * (size_t)(sched->max_comm + 1));
     r->scratch_mem = malloc(sched->scratch_bytes + 1);
@@ -498,15 +591,17 @@ int iso__request_create(iso_state *st, MPI_Comm comm, iso_sched *sched, const is
         err = iso__errclass(ISO_ERR_NOMEM);
     if (!err && retain)
         err = retain_args(r, s);
-    if (!err && sched->nacc > 0)
-        err = alloc_accumulators(r);
+    if (!err && (sched->nacc > 0 || datatype))
+        err = alloc_vectors(r);
+    r->base[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
+    r->base[ISO_BUF_RECV] = a->recvbuf;
+    r->base[ISO_BUF_SCRATCH] = r->scratch_mem;
+    if (!err && datatype)
+        err = build_msgtypes(r);
     if (err) {
         iso__request_destroy(r);
         return err;
     }
-    r->base[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
-    r->base[ISO_BUF_RECV] = a->recvbuf;
-    r->base[ISO_BUF_SCRATCH] = r->scratch_mem;
     r->comm = comm;
     r->persistent = persistent;
     r->tagbase = iso__tags_reserve(st, sched->ntags);
@@ -522,6 +617,12 @@ void iso__request_destroy(struct iso_request_s *r)
         list_remove(r);
     for (int k = 0; k < r->narg_types; k++)
         MPI_Type_free(&r->arg_types[k]);
+    if (r->msgtype)
+        for (int m = 0; m < r->sched->nmsgs; m++)
+            if (r->msgtype[m] != MPI_DATATYPE_NULL)
+                MPI_Type_free(&r->msgtype[m]);
+    free(r->msgtype);
+    free(r->vec);
     if (r->msgbuf && r->msgcap && r->sched->spare_buf == NULL && r->sched->refs > 1) {
         r->sched->spare_buf = r->msgbuf; /* the cache keeps the schedule */
         r->sched->spare_cap = r->msgcap;

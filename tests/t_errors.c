@@ -315,6 +315,10 @@ static void bad_args(int f, int mode, MPI_Comm iso, sane_t *z)
         BAD(info, info, ISO_ERR_ALGORITHM, ANY, "info iso_algorithm=nonsense");
         MPI_Info_free(&info);
         MPI_Info_create(&info);
+        MPI_Info_set(info, "iso_combine", "zip");
+        BAD(info, info, ISO_ERR_INFO, ANY, "info iso_combine=zip");
+        MPI_Info_free(&info);
+        MPI_Info_create(&info);
         MPI_Info_set(info, "iso_foo", "1");
         BAD(info, info, ISO_ERR_INFO, ANY, "info iso_foo=1");
         MPI_Info_free(&info);
@@ -407,8 +411,9 @@ static void test_create_errors(MPI_Comm iso, const nbh_t *nb, sane_t *z)
         {"iso_verify", "maybe", "INFO"},
         {"iso_algorithm", "nonsense", "ALGORITHM"},
         {"iso_foo", "1", "INFO"},
+        {"iso_combine", "zip", "INFO"},
     };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         MPI_Info info;
         MPI_Info_create(&info);
         MPI_Info_set(info, keyval[k][0], keyval[k][1]);
@@ -426,6 +431,7 @@ static void test_create_errors(MPI_Comm iso, const nbh_t *nb, sane_t *z)
         MPI_Info_create(&info);
         MPI_Info_set(info, "foo_bar", "whatever");
         MPI_Info_set(info, "iso_algorithm", "direct");
+        MPI_Info_set(info, "iso_combine", "datatype");
         MPI_Info_set(info, "iso_verify", "true");
         out = MPI_COMM_NULL;
         rc = Iso_neighborhood_create_with_info(ic, nb->s, nb->off, info, &out);
@@ -577,6 +583,43 @@ static void test_isomorphism(const nbh_t *nb)
     }
 }
 
+/* Processes that disagree on the algorithm or on the combining mode would
+ * exchange messages that do not match: with verification every rank gets
+ * ISO_ERR_ALGORITHM, and the communicator stays usable. */
+static void test_disagreement(const nbh_t *nb)
+{
+    static const char *const kv[2][3] = {{"iso_algorithm", "direct", "bruck"},
+                                         {"iso_combine", "pack", "datatype"}};
+    if (nprocs < 2) {
+        tap_result(MPI_COMM_WORLD, "processes disagree on algorithm / combining # SKIP needs 2 "
+                   "ranks");
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        MPI_Comm cart = make_cart(1), out = MPI_COMM_NULL;
+        MPI_Info info;
+        char desc[128];
+        int rc;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "iso_verify", "true");
+        MPI_Info_set(info, kv[k][0], kv[k][rank == nprocs - 1 ? 2 : 1]);
+        rc = Iso_neighborhood_create_with_info(cart, nb->s, nb->off, info, &out);
+        MPI_Info_free(&info);
+        snprintf(desc, sizeof desc, "last rank %s=%s, others %s", kv[k][0], kv[k][2], kv[k][1]);
+        expect_err(rc, ISO_ERR_ALGORITHM, ANY, desc);
+        rc = Iso_neighborhood_create(cart, nb->s, nb->off, &out);
+        CHECK(rc == MPI_SUCCESS, "correct create after %s: rc=%d", desc, rc);
+        if (rc == MPI_SUCCESS) {
+            sane_t z;
+            sane_init(&z, cart, nb);
+            sane_run(&z, desc);
+            sane_free(&z);
+        }
+        MPI_Comm_free(&cart);
+        tap_result(MPI_COMM_WORLD, "processes disagree: %s", desc);
+    }
+}
+
 static void test_collective_errors(MPI_Comm iso, sane_t *z)
 {
     MPI_Comm graph = make_graph(), fresh = make_cart(1), freed = make_cart(1), freed_handle;
@@ -720,6 +763,7 @@ int main(int argc, char **argv)
 
     test_create_errors(iso, &nb, &z);
     test_isomorphism(&nb);
+    test_disagreement(&nb);
     test_collective_errors(iso, &z);
     test_request_misuse(iso, &z);
 

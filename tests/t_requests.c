@@ -5,8 +5,8 @@
  * with ISO_REQUEST_NULL entries), persistent requests started many times
  * with new send contents and sentinel-filled receive buffers (every fourth
  * round starts only half of them: the inactive ones must not write),
- * persistent requests with info iso_algorithm=direct next to nonblocking
- * ones, requests freed without ever being started, request-handle semantics
+ * persistent requests with info iso_algorithm=direct, iso_combine=pack or
+ * iso_combine=datatype next to nonblocking ones, requests freed without ever being started, request-handle semantics
  * (nonblocking -> ISO_REQUEST_NULL after completion, persistent stays
  * inactive, Iso_request_free of inactive requests), and user point-to-point
  * traffic with MPI_ANY_SOURCE/MPI_ANY_TAG on the same Cartesian
@@ -613,17 +613,21 @@ static void run_topology(const char *name, int d, const int *dims, const int *pe
     }
     tap_result(MPI_COMM_WORLD, "%s: Iso_request_free of inactive persistent requests", name);
 
-    /* F: persistent with info iso_algorithm=direct, mixed with nonblocking
-     * operations using the default algorithm. */
-    {
+    /* F: persistent with a per-operation info key (another algorithm, or
+     * another combining mode), mixed with nonblocking operations using the
+     * neighborhood's defaults. */
+    for (int v = 0; v < 3; v++) {
+        static const char *const kv[3][2] = {{"iso_algorithm", "direct"},
+                                             {"iso_combine", "pack"},
+                                             {"iso_combine", "datatype"}};
         MPI_Info info;
         MPI_Info_create(&info);
-        MPI_Info_set(info, "iso_algorithm", "direct");
+        MPI_Info_set(info, kv[v][0], kv[v][1]);
         op_t nbo[NFORMS];
         for (int f = 0; f < NFORMS; f++) {
             op_setup(&nbo[f], f, nb.s);
             rc = op_init(&ops[f], iso, info);
-            CHECK(rc == MPI_SUCCESS, "%s_init(iso_algorithm=direct) rc=%d", fname[f], rc);
+            CHECK(rc == MPI_SUCCESS, "%s_init(%s=%s) rc=%d", fname[f], kv[v][0], kv[v][1], rc);
         }
         MPI_Info_free(&info);
         for (int t = 0; t < 4; t++) {
@@ -635,10 +639,10 @@ static void run_topology(const char *name, int d, const int *dims, const int *pe
                 rc = op_post(&nbo[f], iso);
                 CHECK(rc == MPI_SUCCESS, "Iso_ineighbor_%s rc=%d", fname[f], rc);
             }
-            complete(nbo, NFORMS, (t + 1) % 3, 0, "mixed with persistent direct");
-            complete(ops, NFORMS, t % 3, 1, "persistent direct");
-            check_all(ops, NFORMS, "persistent direct");
-            check_all(nbo, NFORMS, "nonblocking next to persistent direct");
+            complete(nbo, NFORMS, (t + 1) % 3, 0, "mixed with persistent (info key)");
+            complete(ops, NFORMS, t % 3, 1, "persistent (info key)");
+            check_all(ops, NFORMS, "persistent (info key)");
+            check_all(nbo, NFORMS, "nonblocking next to persistent (info key)");
         }
         for (int f = 0; f < NFORMS; f++) {
             rc = Iso_request_free(&ops[f].req);
@@ -646,8 +650,8 @@ static void run_topology(const char *name, int d, const int *dims, const int *pe
                   rc);
             op_free(&nbo[f]);
         }
-        tap_result(MPI_COMM_WORLD,
-                   "%s: persistent with info iso_algorithm=direct next to nonblocking ops", name);
+        tap_result(MPI_COMM_WORLD, "%s: persistent with info %s=%s next to nonblocking ops",
+                   name, kv[v][0], kv[v][1]);
     }
 
     /* Persistent requests freed without ever being started. */

@@ -19,6 +19,21 @@
  *   - the schedules run twice, the second time with each process's tags
  *     shifted by what it reserved for the first (as the next operation on
  *     the communicator would be): tag counters must stay in step.
+ *   - combining schedules run a third time (tags shifted again) in datatype
+ *     mode, as request.c runs them with derived datatypes: no PACK; a
+ *     message is read from the places of its pieces when its SEND_MSG is
+ *     posted (an entry of an incoming message from the place it was
+ *     received into), its RECV_MSG is a plain receive (posting order), and
+ *     entry e of an incoming message lands in the place its destination
+ *     piece names: a receive slot or a scratch vector.  A send can only read
+ *     what earlier rounds wrote, and no receive may write a place that a
+ *     send of the same round reads.  DELIVER / ACC read from the places; a
+ *     DELIVER from the slot itself does nothing (received in place), and
+ *     none may overwrite a block received in place with another.  Before
+ *     that, statically: every entry of a received message has a destination
+ *     piece, a slot (never in reductions: their receive buffer accumulates)
+ *     or one of the schedule's nvec vectors, and no slot or vector receives
+ *     two entries.
  *
  * Data are block identities (origin rank, group): group = neighbor index for
  * alltoall and scatter_reduce, 0 for allgather and reduce; reductions
@@ -27,18 +42,21 @@
  *
  * At the end, on process X: slot i got exactly once the block of X - C^i
  * (computed here, not by the library) if that process exists, nothing
- * otherwise; for the reductions, recvbuf holds exactly the identities of the
- * existing sources (untouched if there are none).  Volume: the block-hops
- * that moved in the simulation = the sum of iso__sched_stats block_hops =
- * the figure computed here from the routes (see expected_hops; bruck's
- * linear variant included).  Schedules must agree across processes in
- * rounds, tags and cost-model figures, and auto must pick the same
- * algorithm everywhere.  On Moore neighborhoods of tori (every dimension
- * >= 2r+1) the figures of the issue are checked per process with
+ * otherwise (datatype mode: holds that block at the end, however often it
+ * was written); for the reductions, recvbuf holds exactly the identities of
+ * the existing sources (untouched if there are none).  Volume: the
+ * block-hops that moved in the simulation = the sum of iso__sched_stats
+ * block_hops = the figure computed here from the routes (see expected_hops;
+ * bruck's linear variant included).  Schedules must agree across processes
+ * in rounds, tags and cost-model figures, and auto must pick the same
+ * algorithm and combining mode everywhere.  On Moore neighborhoods of tori
+ * (every dimension >= 2r+1) the figures of the issue are checked per
+ * process with
  * iso__sched_stats: dimwise 2rd rounds and messages, bruck
  * 2d ceil(log2(r+1)), direct (2r+1)^d - 1, and for r = 1, d = 3 alltoall
  * 54 and allgather 26 block-hops.  A self-test first injects faults into
- * one schedule and requires that each is reported.
+ * one schedule and requires that each is reported by each interpretation
+ * (packed, datatype) that can see it, simulated alone.
  *
  * Without arguments the quick set of cases runs (make check).  Arguments
  * name other cases, DIMS:PERIODS:NBH, e.g. 32x32x16:111:moore1,
@@ -600,9 +618,16 @@ static void ms_add(ms_t *m, const int64_t *v, int n)
     m->n += n;
 }
 
+static int same_value(ms_t *m, const int64_t *v, int n)
+{
+    return m->n == n && (n == 0 || !memcmp(ms_data(m), v, sizeof(int64_t) * (size_t)n));
+}
+
 typedef struct {
     ms_t val;
-    int writes; /* 0: never written (undefined) */
+    int writes;   /* 0: never written (undefined) */
+    int received; /* datatype mode: a receive wrote it (in place) */
+    int sent_in;  /* datatype mode: 1 + the last round in which a send read it */
 } place_t;
 
 typedef struct {
@@ -614,6 +639,8 @@ typedef struct {
     char *filled;  /* message m holds data (packed or received) */
     place_t *acc;  /* reduction accumulators (nacc) */
     int nacc;
+    place_t *vec;  /* datatype mode: the scratch vectors (nvec) */
+    int nvec;
     int rounds, messages;
     long long hops;
     int broken;  /* round boundaries unusable: not simulated */
@@ -624,6 +651,7 @@ typedef struct {
     const geo_t *g;
     iso_coll coll;
     int personalized, reduction, alg;
+    int datatype; /* this execution runs combined messages in datatype mode */
     iso_args args;
     int nsend, nrecv; /* places per side */
     proc_t *P;
@@ -663,6 +691,8 @@ static void proc_free(proc_t *pr, const sim_t *S)
     free(pr->entries);
     if (pr->acc)
         place_free(pr->acc, (size_t)pr->nacc);
+    if (pr->vec)
+        place_free(pr->vec, (size_t)pr->nvec);
     free(pr->moff);
     free(pr->filled);
     iso__sched_release(pr->s);
@@ -780,13 +810,70 @@ static void write_loc(sim_t *S, int x, const iso_loc *l, int n, int accumulate, 
     pl->writes++;
 }
 
+/* "send block I", "accumulator A", ... in a rotating static buffer. */
+static const char *piece_name(iso_piece pc)
+{
+    static char buf[4][64];
+    static int k;
+    char *b = buf[k++ & 3];
+    if (pc.msg >= 0)
+        snprintf(b, 64, "entry %d of message %d", pc.index, pc.msg);
+    else if (pc.msg == ISO_PIECE_USER)
+        snprintf(b, 64, "send block %d", pc.index);
+    else if (pc.msg == ISO_PIECE_ACC)
+        snprintf(b, 64, "accumulator %d", pc.index);
+    else if (pc.msg == ISO_PIECE_SLOT)
+        snprintf(b, 64, "receive slot %d", pc.index);
+    else if (pc.msg == ISO_PIECE_VEC)
+        snprintf(b, 64, "scratch vector %d", pc.index);
+    else
+        snprintf(b, 64, "piece {%d, %d}", pc.msg, pc.index);
+    return b;
+}
+
+/* Datatype mode: the place at process x that entry e of message m (e below
+ * its n) is received into, as its destination piece names it: a receive
+ * slot or a scratch vector.  Resolved as request.c's place_of() does, also
+ * where check_dests() objects (a slot in a reduction), so that the
+ * simulation shows what would happen.  NULL after reporting. */
+static place_t *dest_place(sim_t *S, int x, int m, int e, const octx_t *ctx)
+{
+    proc_t *pr = &S->P[x];
+    const iso_sched *s = pr->s;
+    iso_piece d;
+    if (s->msgs[m].first < 0 || s->msgs[m].first + e >= s->npieces) {
+        FAIL("%s on %s: entry %d of message %d has no destination piece", cx(S, ctx),
+             pname(S->g, x), e, m);
+        return NULL;
+    }
+    d = s->pieces[s->msgs[m].first + e];
+    if (d.msg == ISO_PIECE_VEC && d.index >= 0 && d.index < pr->nvec)
+        return &pr->vec[d.index];
+    if (d.msg == ISO_PIECE_SLOT && d.index >= 0 && d.index < S->g->s) {
+        iso_loc l = iso__block(&S->args.recv, ISO_BUF_RECV, d.index);
+        int64_t id;
+        place_t *pl;
+        return resolve(S, x, &l, &id, &pl, ctx) ? NULL : pl;
+    }
+    FAIL("%s on %s: entry %d of message %d is received into %s, not a receive slot or one of "
+         "the %d scratch vectors",
+         cx(S, ctx), pname(S->g, x), e, m, piece_name(d), pr->nvec);
+    return NULL;
+}
+
 /* The value of a piece at process x into S->tmp: the user's send block
  * (ISO_PIECE_USER), an accumulator (ISO_PIECE_ACC) or an entry of a message
- * the process holds.  Returns its size, or -1 after reporting. */
-static int piece_value(sim_t *S, int x, iso_piece pc, const octx_t *ctx)
+ * the process holds: in packed mode the entry itself, in datatype mode the
+ * place it was received into.  *from (if from is not NULL): the place read,
+ * NULL for a send block or a packed entry.  Returns the value's size, or -1
+ * after reporting. */
+static int piece_value(sim_t *S, int x, iso_piece pc, place_t **from, const octx_t *ctx)
 {
     proc_t *pr = &S->P[x];
     const ms_t *m;
+    place_t *at = NULL; /* the place read */
+    if (from)
+        *from = NULL;
     if (pc.msg == -1) {
         iso_loc l;
         int64_t id;
@@ -815,13 +902,8 @@ static int piece_value(sim_t *S, int x, iso_piece pc, const octx_t *ctx)
                  pr->nacc);
             return -1;
         }
-        if (pr->acc[pc.index].writes == 0) {
-            FAIL("%s on %s: piece from accumulator %d, which holds nothing yet", cx(S, ctx),
-                 pname(S->g, x), pc.index);
-            return -1;
-        }
-        m = &pr->acc[pc.index].val;
-        goto copy;
+        at = &pr->acc[pc.index];
+        goto place;
     }
 #endif
     if (pc.msg < 0 || pc.msg >= pr->s->nmsgs || pc.index < 0 ||
@@ -830,6 +912,11 @@ static int piece_value(sim_t *S, int x, iso_piece pc, const octx_t *ctx)
              pc.index, pc.msg, pr->s->nmsgs);
         return -1;
     }
+    if (S->datatype) {
+        if ((at = dest_place(S, x, pc.msg, pc.index, ctx)) == NULL)
+            return -1;
+        goto place;
+    }
     if (!pr->filled[pc.msg]) {
         FAIL("%s on %s: piece from message %d, which holds no data yet", cx(S, ctx), pname(S->g, x),
              pc.msg);
@@ -837,6 +924,15 @@ static int piece_value(sim_t *S, int x, iso_piece pc, const octx_t *ctx)
     }
     m = &pr->entries[pr->moff[pc.msg] + pc.index];
     goto copy;
+place:
+    if (at->writes == 0) {
+        FAIL("%s on %s: piece from %s, whose place holds nothing yet", cx(S, ctx), pname(S->g, x),
+             piece_name(pc));
+        return -1;
+    }
+    if (from)
+        *from = at;
+    m = &at->val;
 copy:
     tmp_reserve(S, m->n);
     if (m->n > 0)
@@ -844,11 +940,16 @@ copy:
     return m->n;
 }
 
+/* Fills the entries of outgoing message op->msg from its pieces: at its
+ * PACK in packed mode; in datatype mode when its SEND_MSG is posted, the
+ * send reading the places for the whole round (see land()). */
 static void do_pack(sim_t *S, int x, const iso_op *op, int round)
 {
     proc_t *pr = &S->P[x];
     const iso_sched *s = pr->s;
-    octx_t c = {round, "PACK of message", op->msg, -1}, *ctx = &c;
+    octx_t c = {round, op->kind == ISO_OP_PACK ? "PACK of message" : "SEND_MSG of message",
+                op->msg, -1},
+           *ctx = &c;
     if (op->msg < 0 || op->msg >= s->nmsgs) {
         FAIL("%s on %s: no such message", cx(S, ctx), pname(S->g, x));
         return;
@@ -858,7 +959,10 @@ static void do_pack(sim_t *S, int x, const iso_op *op, int round)
         return;
     }
     for (int e = 0; e < s->msgs[op->msg].n; e++) {
-        int n = piece_value(S, x, s->pieces[s->msgs[op->msg].first + e], ctx);
+        place_t *from;
+        int n = piece_value(S, x, s->pieces[s->msgs[op->msg].first + e], &from, ctx);
+        if (from && S->datatype)
+            from->sent_in = round + 1;
         ms_set(&pr->entries[pr->moff[op->msg] + e], S->tmp, n < 0 ? 0 : n);
     }
     pr->filled[op->msg] = 1;
@@ -872,17 +976,28 @@ static void do_local(sim_t *S, int x, const iso_op *op, int round)
         if ((n = read_loc(S, x, &op->a, ctx)) >= 0)
             write_loc(S, x, &op->b, n, op->kind == ISO_OP_REDUCE, ctx);
     } else if (op->kind == ISO_OP_DELIVER) {
+        int combine = S->reduction && !op->first;
         iso_loc l;
+        place_t *from, *to;
+        int64_t id;
         c.what = "DELIVER to slot";
         c.arg = op->slot;
         if (op->slot < 0 || op->slot >= S->g->s) {
             FAIL("%s on %s: no such slot", cx(S, ctx), pname(S->g, x));
             return;
         }
-        if ((n = piece_value(S, x, op->src, ctx)) < 0)
+        if ((n = piece_value(S, x, op->src, &from, ctx)) < 0)
             return;
         l = iso__block(&S->args.recv, ISO_BUF_RECV, op->slot);
-        write_loc(S, x, &l, n, S->reduction && !op->first, ctx);
+        if (resolve(S, x, &l, &id, &to, ctx))
+            return;
+        if (from == to && !combine) /* datatype mode: received in place, nothing to do */
+            return;
+        if (to && to->received && !combine && !same_value(&to->val, S->tmp, n))
+            FAIL("%s on %s: overwrites %s, received there in place, with %s", cx(S, ctx),
+                 pname(S->g, x), to->val.n ? idname(S->g, ms_data(&to->val)[0]) : "nothing",
+                 n ? idname(S->g, S->tmp[0]) : "nothing");
+        write_loc(S, x, &l, n, combine, ctx);
     }
 #ifdef ISO_PIECE_ACC
     else if (op->kind == ISO_OP_ACC) { /* combine into accumulator op->slot */
@@ -894,7 +1009,7 @@ static void do_local(sim_t *S, int x, const iso_op *op, int round)
             FAIL("%s on %s: no such accumulator (%d)", cx(S, ctx), pname(S->g, x), pr->nacc);
             return;
         }
-        if ((n = piece_value(S, x, op->src, ctx)) < 0)
+        if ((n = piece_value(S, x, op->src, NULL, ctx)) < 0)
             return;
         pl = &pr->acc[op->slot];
         if (S->reduction && !op->first) {
@@ -940,6 +1055,25 @@ static int cmp_ll(const void *a, const void *b)
 }
 
 
+/* Datatype mode: entry e of message m, value v, is received at process x
+ * into the place its destination piece names.  MPI forbids receiving into
+ * what a pending send of the process reads: no send of this round may read
+ * the place (sends read only what earlier rounds wrote: do_pack runs before
+ * any transfer of the round). */
+static void land(sim_t *S, int x, int m, int e, ms_t *v, int round, const octx_t *ctx)
+{
+    place_t *pl = dest_place(S, x, m, e, ctx);
+    if (pl == NULL)
+        return;
+    if (pl->sent_in == round + 1)
+        FAIL("%s to %s: entry %d of message %d is received into a place that a send of the same "
+             "round reads",
+             cx(S, ctx), pname(S->g, x), e, m);
+    ms_set(&pl->val, ms_data(v), v->n);
+    pl->writes++;
+    pl->received = 1;
+}
+
 static void transfer(sim_t *S, int round, const ev_t *se, const ev_t *re)
 {
     proc_t *A = &S->P[se->proc], *B = &S->P[re->proc];
@@ -969,8 +1103,11 @@ static void transfer(sim_t *S, int round, const ev_t *se, const ev_t *re)
                  pname(S->g, re->proc), ns, nr);
         for (int e = 0; e < nr; e++) {
             ms_t *to = &B->entries[B->moff[ro->msg] + e];
-            if (e < ns) {
-                ms_t *from = &A->entries[A->moff[so->msg] + e];
+            ms_t *from = e < ns ? &A->entries[A->moff[so->msg] + e] : NULL;
+            if (S->datatype) { /* a shorter message leaves the rest untouched */
+                if (from)
+                    land(S, re->proc, ro->msg, e, from, round, ctx);
+            } else if (from) {
                 ms_set(to, ms_data(from), from->n);
             } else {
                 to->n = 0;
@@ -1023,8 +1160,9 @@ static void sim_round(sim_t *S, int round, ev_t **evs, size_t *evcap, long long 
             continue;
         first = round ? s->round_end[round - 1] : 0;
         end = s->round_end[round];
+        /* datatype mode: no PACK, a SEND_MSG reads its places itself */
         for (int k = first; k < end; k++)
-            if (s->ops[k].kind == ISO_OP_PACK)
+            if (s->ops[k].kind == (S->datatype ? ISO_OP_SEND_MSG : ISO_OP_PACK))
                 do_pack(S, x, &s->ops[k], round);
         if ((size_t)(end - first) * 2 > *keycap) {
             *keycap = (size_t)(end - first) * 2 + 16;
@@ -1064,8 +1202,10 @@ static void sim_round(sim_t *S, int round, ev_t **evs, size_t *evcap, long long 
                 e.dst = x;
                 e.side = 1;
                 /* Irecvs are posted in order; the RECV_MSGs are then matched
-                 * by probes, the last posted first (request.c) */
-                e.order = op->kind == ISO_OP_RECV ? k : INT_MAX / 2 + (INT_MAX / 4 - k);
+                 * by probes, the last posted first (request.c), except in
+                 * datatype mode, where they are Irecvs too */
+                e.order = op->kind == ISO_OP_RECV || S->datatype ? k
+                                                                 : INT_MAX / 2 + (INT_MAX / 4 - k);
             }
             (*evs)[nev++] = e;
         }
@@ -1171,6 +1311,62 @@ static void check_structure(sim_t *S, int x)
     }
 }
 
+/* Datatype mode: every entry of every received message has a destination
+ * piece, a receive slot or one of the schedule's nvec scratch vectors.  Not
+ * a slot in a reduction: its receive buffer accumulates (request.c reduces
+ * into it).  No slot or vector receives two entries: the second would
+ * overwrite the first, perhaps before it is forwarded or delivered, or in
+ * the same round (undefined in MPI). */
+static void check_dests(sim_t *S, int x)
+{
+    const iso_sched *s = S->P[x].s;
+    const geo_t *g = S->g;
+    int nvec = s->nvec > 0 ? s->nvec : 0;
+    char *used = calloc((size_t)g->s + (size_t)nvec + 1, 1); /* slots, then vectors */
+    if (used == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    if (s->nvec < 0)
+        FAIL("%s: %d scratch vectors", pname(g, x), s->nvec);
+    for (int k = 0; k < s->nops; k++) {
+        const iso_op *op = &s->ops[k];
+        const iso_msg *m;
+        if (op->kind != ISO_OP_RECV_MSG || op->msg < 0 || op->msg >= s->nmsgs)
+            continue; /* check_structure reports a bad message */
+        m = &s->msgs[op->msg];
+        if (m->n < 0 || m->first < 0 || m->first + m->n > s->npieces) {
+            FAIL("%s: received message %d has %d entries at piece %d, of %d pieces: no "
+                 "destination for each",
+                 pname(g, x), op->msg, m->n, m->first, s->npieces);
+            continue;
+        }
+        for (int e = 0; e < m->n; e++) {
+            iso_piece d = s->pieces[m->first + e];
+            int at = -1; /* in used[] */
+            if (d.msg == ISO_PIECE_SLOT && d.index >= 0 && d.index < g->s)
+                at = d.index;
+            else if (d.msg == ISO_PIECE_VEC && d.index >= 0 && d.index < nvec)
+                at = g->s + d.index;
+            if (at < 0)
+                FAIL("%s: entry %d of received message %d goes to %s, not one of the %d receive "
+                     "slots or %d scratch vectors",
+                     pname(g, x), e, op->msg, piece_name(d), g->s, nvec);
+            else if (at < g->s && S->reduction)
+                FAIL("%s: entry %d of received message %d goes to %s, but a reduction "
+                     "accumulates in its receive buffer",
+                     pname(g, x), e, op->msg, piece_name(d));
+            else if (used[at])
+                FAIL("%s: entry %d of received message %d goes to %s, which another entry is "
+                     "received into",
+                     pname(g, x), e, op->msg, piece_name(d));
+            else
+                used[at] = 1;
+        }
+    }
+    free(used);
+}
+
 /* ---- final state ---------------------------------------------------------------- */
 
 static void check_result(sim_t *S, int x, long long *ids)
@@ -1184,11 +1380,15 @@ static void check_result(sim_t *S, int x, long long *ids)
             iso_loc l = iso__block(&S->args.recv, ISO_BUF_RECV, i);
             place_t *pl = &pr->recv[l.disp];
             int64_t want = (int64_t)src * g->s1 + (S->personalized ? i : 0);
+            /* Packed mode: written exactly once.  Datatype mode: a slot
+             * received in place may also get a copy of the same block
+             * (do_local reports one of another block). */
             if (src == MPI_PROC_NULL) {
                 if (pl->writes)
                     FAIL("%s slot %d (no source): written %d times, last %s", pname(g, x), i,
                          pl->writes, idname(g, ms_data(&pl->val)[0]));
-            } else if (pl->writes != 1 || pl->val.n != 1 || ms_data(&pl->val)[0] != want) {
+            } else if (pl->writes < 1 || (pl->writes > 1 && !S->datatype) || pl->val.n != 1 ||
+                       ms_data(&pl->val)[0] != want) {
                 FAIL("%s slot %d: got %s (written %d times), expected %s", pname(g, x), i,
                      pl->writes && pl->val.n ? idname(g, ms_data(&pl->val)[0]) : "nothing",
                      pl->writes, idname(g, want));
@@ -1242,6 +1442,7 @@ typedef struct {
     int max_rounds, max_msgs; /* over all processes */
     long long max_hops;
     int nrounds;          /* executor rounds */
+    int datatype;         /* datatype mode was simulated too */
     long long total_hops, sim_hops, expect_hops;
     double secs;
 } result_t;
@@ -1298,18 +1499,133 @@ static int vol_mode(iso_coll coll)
     return coll == ISO_ALLTOALL || coll == ISO_SCATTER_REDUCE ? VOL_PERSONALIZED : VOL_SHARED;
 }
 
-/* Self-test of the verifier: faults injected into one schedule. */
-enum { MUT_NONE, MUT_PEER, MUT_TAG, MUT_SLOT, MUT_ENTRY, MUT_NBLOCKS, MUT_FIRST, MUT_ROUND, NMUT };
+/* The interpretations of combined messages that verify_one simulates
+ * (the self-test takes one at a time). */
+enum { SIM_PACKED = 1, SIM_DATATYPE = 2 };
+static int sim_modes = SIM_PACKED | SIM_DATATYPE;
+
+/* Self-test of the verifier: faults injected into one schedule, each to be
+ * reported by every interpretation that can see it (mut_modes) alone. */
+enum {
+    MUT_NONE, MUT_PEER, MUT_TAG, MUT_SLOT, MUT_ENTRY, MUT_NBLOCKS, MUT_FIRST, MUT_ROUND,
+    MUT_EARLY, MUT_DEST_SWAP, MUT_DEST_SLOT, MUT_DEST_VEC, NMUT
+};
 static const char *const mut_name[NMUT] = {
     "none", "send to the next rank", "receive tag + 1", "two deliveries swapped",
-    "two message entries swapped", "nblocks + 1", "a later contribution marked first",
-    "an op moved to the next round"};
+    "two entries of an outgoing message swapped", "nblocks + 1",
+    "a later contribution marked first", "an op moved to the next round",
+    "a send reads an entry received in the same round",
+    "the destinations of two received entries (one a slot) swapped",
+    "a received entry's destination moved to another slot (reductions: slot 0)",
+    "a scratch vector receives two entries"};
 static int mutation;
+
+/* Packed mode ignores the destinations of received entries (MUT_DEST_*). */
+static int mut_modes(int kind)
+{
+    return kind >= MUT_DEST_SWAP ? SIM_DATATYPE : SIM_PACKED | SIM_DATATYPE;
+}
+
+/* Swaps the first two pieces of the first message used by an op of kind
+ * `kind` whose first two pieces differ: PACK, where an outgoing message's
+ * entries come from; RECV_MSG, where an incoming message's entries land,
+ * one of them a slot (an entry is read where it landed: swapping two
+ * vectors changes nothing). */
+static int swap_pieces(iso_sched *s, iso_opkind kind)
+{
+    for (int k = 0; k < s->nops; k++) {
+        const iso_op *op = &s->ops[k];
+        iso_piece *pc, t;
+        if (op->kind != kind || op->msg < 0 || op->msg >= s->nmsgs || s->msgs[op->msg].n < 2 ||
+            s->msgs[op->msg].first < 0 || s->msgs[op->msg].first + 2 > s->npieces)
+            continue;
+        pc = s->pieces + s->msgs[op->msg].first;
+        if ((pc[0].msg == pc[1].msg && pc[0].index == pc[1].index) ||
+            (kind == ISO_OP_RECV_MSG && pc[0].msg != ISO_PIECE_SLOT && pc[1].msg != ISO_PIECE_SLOT))
+            continue;
+        t = pc[0];
+        pc[0] = pc[1];
+        pc[1] = t;
+        return 1;
+    }
+    return 0;
+}
+
+/* MUT_DEST_SLOT: the first slot destination of a received entry becomes the
+ * next slot (reductions have none: their first vector becomes slot 0);
+ * MUT_DEST_VEC: the second vector destination becomes the first one. */
+static int change_dest(iso_sched *s, int kind, int nslots, int reduction)
+{
+    const iso_piece *vec0 = NULL;
+    for (int k = 0; k < s->nops; k++) {
+        const iso_op *op = &s->ops[k];
+        if (op->kind != ISO_OP_RECV_MSG || op->msg < 0 || op->msg >= s->nmsgs)
+            continue;
+        for (int e = 0; e < s->msgs[op->msg].n && s->msgs[op->msg].first + e < s->npieces; e++) {
+            iso_piece *dp = &s->pieces[s->msgs[op->msg].first + e];
+            if (kind == MUT_DEST_SLOT && reduction && dp->msg == ISO_PIECE_VEC) {
+                *dp = (iso_piece){ISO_PIECE_SLOT, 0};
+                return 1;
+            }
+            if (kind == MUT_DEST_SLOT && dp->msg == ISO_PIECE_SLOT && nslots > 1) {
+                dp->index = (dp->index + 1) % nslots;
+                return 1;
+            }
+            if (kind == MUT_DEST_VEC && dp->msg == ISO_PIECE_VEC) {
+                if (vec0 == NULL)
+                    vec0 = dp;
+                else if (dp->index != vec0->index) {
+                    dp->index = vec0->index;
+                    return 1;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* MUT_EARLY: in the first round that sends and receives messages, the first
+ * entry of an outgoing message is taken from an incoming one of the round,
+ * which has not arrived when the send starts. */
+static int read_early(iso_sched *s)
+{
+    for (int r = 0, first = 0; r < s->nrounds; first = s->round_end[r++]) {
+        int out = -1, in = -1;
+        for (int k = first; k < s->round_end[r] && k < s->nops; k++) {
+            const iso_op *op = &s->ops[k];
+            if ((op->kind != ISO_OP_SEND_MSG && op->kind != ISO_OP_RECV_MSG) || op->msg < 0 ||
+                op->msg >= s->nmsgs || s->msgs[op->msg].n < 1)
+                continue;
+            if (op->kind == ISO_OP_SEND_MSG)
+                out = op->msg;
+            else
+                in = op->msg;
+        }
+        if (out >= 0 && in >= 0 && s->msgs[out].first >= 0 && s->msgs[out].first < s->npieces) {
+            s->pieces[s->msgs[out].first] = (iso_piece){in, 0};
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static int mutate(sim_t *S, int x, int kind)
 {
     iso_sched *s = S->P[x].s;
     int a = -1, b = -1;
+    switch (kind) { /* faults in the pieces of messages */
+    case MUT_ENTRY:
+        return swap_pieces(s, ISO_OP_PACK);
+    case MUT_DEST_SWAP:
+        return swap_pieces(s, ISO_OP_RECV_MSG);
+    case MUT_DEST_SLOT:
+    case MUT_DEST_VEC:
+        return change_dest(s, kind, S->g->s, S->reduction);
+    case MUT_EARLY:
+        return read_early(s);
+    default:
+        break;
+    }
     for (int k = 0; k < s->nops; k++) {
         iso_op *op = &s->ops[k];
         switch (kind) {
@@ -1369,16 +1685,6 @@ static int mutate(sim_t *S, int x, int kind)
             break;
         }
     }
-    if (kind == MUT_ENTRY)
-        for (int m = 0; m < s->nmsgs; m++)
-            if (s->msgs[m].n >= 2 && s->msgs[m].first + s->msgs[m].n <= s->npieces) {
-                iso_piece *pc = s->pieces + s->msgs[m].first, t = pc[0];
-                if (pc[0].msg == pc[1].msg && pc[0].index == pc[1].index)
-                    continue;
-                pc[0] = pc[1];
-                pc[1] = t;
-                return 1;
-            }
     if (kind == MUT_ROUND && b >= 0) {
         iso_op t = s->ops[b];
         memmove(&s->ops[b], &s->ops[b + 1], sizeof(iso_op) * (size_t)(s->round_end[0] - 1 - b));
@@ -1389,16 +1695,22 @@ static int mutate(sim_t *S, int x, int kind)
     return 0;
 }
 
+static void places_clear(place_t *pl, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        pl[k].writes = pl[k].val.n = 0;
+        pl[k].received = pl[k].sent_in = 0;
+    }
+}
+
 static void sim_reset(sim_t *S)
 {
     for (int x = 0; x < S->g->p; x++) {
         proc_t *pr = &S->P[x];
-        for (int k = 0; k < S->nrecv; k++)
-            pr->recv[k].writes = pr->recv[k].val.n = 0;
-        for (size_t k = 0; k < pr->s->scratch_bytes; k++)
-            pr->scr[k].writes = pr->scr[k].val.n = 0;
-        for (int k = 0; k < pr->nacc; k++)
-            pr->acc[k].writes = pr->acc[k].val.n = 0;
+        places_clear(pr->recv, (size_t)S->nrecv);
+        places_clear(pr->scr, pr->s->scratch_bytes);
+        places_clear(pr->acc, (size_t)pr->nacc);
+        places_clear(pr->vec, (size_t)pr->nvec);
         for (int k = 0; k < pr->nentries; k++)
             pr->entries[k].n = 0;
         memset(pr->filled, 0, (size_t)pr->s->nmsgs + 1);
@@ -1417,7 +1729,7 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
     ev_t *evs = NULL;
     long long *keys = NULL;
     size_t evcap = 0, keycap = 0;
-    int maxr = 0;
+    int maxr = 0, modes = SIM_PACKED, ran = 0;
     double t0 = now();
     sim_t S;
     iso_nbh nb;
@@ -1488,7 +1800,14 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
     }
     if (res->skipped || !res->ok_built)
         goto fn_exit;
-    if (mutation && !mutate(&S, g->p / 2, mutation)) {
+    /* Datatype mode where the library may choose it (choose_datatype in
+     * algorithms.c): combining schedules, block sizes known everywhere. */
+    for (int x = 0; x < g->p; x++)
+        modes |= S.P[x].s->runtime_args ? SIM_DATATYPE : 0;
+    if (!iso__datatype_possible(&S.args))
+        modes = SIM_PACKED;
+    modes &= sim_modes;
+    if (!modes || (mutation && !mutate(&S, g->p / 2, mutation))) {
         res->skipped = 1;
         goto fn_exit;
     }
@@ -1512,11 +1831,16 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
         pr->nacc = sc->nacc;
 #endif
         pr->acc = calloc((size_t)pr->nacc + 1, sizeof *pr->acc);
-        if (!pr->recv || !pr->scr || !pr->moff || !pr->filled || !pr->entries || !pr->acc) {
+        pr->nvec = sc->nvec > 0 ? sc->nvec : 0;
+        pr->vec = calloc((size_t)pr->nvec + 1, sizeof *pr->vec);
+        if (!pr->recv || !pr->scr || !pr->moff || !pr->filled || !pr->entries || !pr->acc ||
+            !pr->vec) {
             fprintf(stderr, "out of memory\n");
             exit(1);
         }
         check_structure(&S, x);
+        if (modes & SIM_DATATYPE)
+            check_dests(&S, x);
         iso__sched_stats(sc, &pr->rounds, &pr->messages, &pr->hops);
         res->total_hops += pr->hops;
         if (sc->nrounds > maxr)
@@ -1540,27 +1864,34 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
     if (g->torus && !res->uniform)
         FAIL("on a torus, processes differ in rounds/messages/block-hops");
 
-    /* Two executions: the second with every process's tags shifted by what
-     * it reserved for the first (iso__tags_reserve: at least one), as for
-     * the next operation on the communicator. */
-    for (int run = 0; run < 2; run++) {
-        long long *ids = malloc(sizeof(long long) * (size_t)(2 * s + 2));
+    /* Executions as consecutive operations on the communicator, each with
+     * every process's tags shifted by what it reserved for the earlier ones
+     * (iso__tags_reserve: at least one): packed twice, so that tag counters
+     * must stay in step, then in datatype mode. */
+    for (int run = 0; run < 3; run++) {
+        static const char *const label[3] = {"", " [second execution]",
+                                             " [third execution, datatype mode]"};
+        long long *ids;
         size_t len = strlen(what);
-        if (run == 1) {
-            snprintf(what + len, sizeof what - len, " [second execution]");
+        S.datatype = run == 2;
+        if (!(modes & (S.datatype ? SIM_DATATYPE : SIM_PACKED)))
+            continue;
+        snprintf(what + len, sizeof what - len, "%s", label[run]);
+        if (ran++)
             sim_reset(&S);
-            for (int x = 0; x < g->p; x++)
-                S.P[x].tagbase = S.P[x].s->ntags > 1 ? S.P[x].s->ntags : 1;
-        }
+        for (int x = 0; x < g->p; x++)
+            S.P[x].tagbase = run * (S.P[x].s->ntags > 1 ? S.P[x].s->ntags : 1);
         for (int r = 0; r < maxr; r++)
             sim_round(&S, r, &evs, &evcap, &keys, &keycap);
+        ids = malloc(sizeof(long long) * (size_t)(2 * s + 2));
         for (int x = 0; x < g->p; x++)
             check_result(&S, x, ids);
         free(ids);
         what[len] = '\0';
-        if (run == 0)
+        if (ran == 1)
             res->sim_hops = S.sim_hops;
     }
+    res->datatype = (modes & SIM_DATATYPE) != 0;
 
     /* volume */
     res->expect_hops = expected_hops(g, iso__algorithms[alg].name, vol_mode(coll));
@@ -1585,8 +1916,9 @@ fn_exit:
     res->secs = now() - t0;
 }
 
-/* auto (the cost model) must pick the same algorithm on every process, or
- * they would run different schedules. */
+/* auto (the cost model) must pick the same algorithm and combining mode on
+ * every process, or they would run different schedules, or send packed
+ * messages to receives described by datatypes. */
 static long check_auto(const geo_t *g)
 {
     const vcase_t *c = g->c;
@@ -1613,15 +1945,15 @@ static long check_auto(const geo_t *g)
     memcpy(nb.periods, c->periods, sizeof(int) * (size_t)d);
     for (int k = 0; k < ISO_NCOLL; k++) {
         iso_args a = make_args((iso_coll)k, s, ones, displs, types);
-        int first = -2;
+        int first = -2, first_dt = 0;
         for (int x = 0; x < g->p; x++) {
-            int idx = -3, err;
+            int idx = -3, dt = 0, err;
             memcpy(nb.coords, g->coords + (size_t)x * d, sizeof(int) * (size_t)d);
             for (int i = 0; i < s; i++) {
                 nb.sources[i] = g->src[(size_t)x * s + i];
                 nb.targets[i] = g->dst[(size_t)x * s + i];
             }
-            err = iso__algorithm_select(&nb, &a, ISO_ALG_AUTO, &idx);
+            err = iso__algorithm_select(&nb, &a, ISO_ALG_AUTO, ISO_COMBINE_AUTO, 0, &idx, &dt);
             for (size_t q = 0; q < sizeof nb.cache / sizeof nb.cache[0]; q++)
                 for (int e = 0; e < ISO_MAX_ALGORITHMS; e++) {
                     iso__sched_release(nb.cache[q][e]);
@@ -1632,25 +1964,28 @@ static long check_auto(const geo_t *g)
                      pname(g, x), err, idx);
                 break;
             }
-            if (x == 0)
+            if (x == 0) {
                 first = idx;
-            else if (idx != first) {
-                FAIL("%s: auto picks %s on %s but %s on %s", iso__coll_names[k],
-                     iso__algorithms[first].name, pname(g, 0), iso__algorithms[idx].name,
-                     pname(g, x));
+                first_dt = dt;
+            } else if (idx != first || dt != first_dt) {
+                FAIL("%s: auto picks %s%s on %s but %s%s on %s", iso__coll_names[k],
+                     iso__algorithms[first].name, first_dt ? " (datatype)" : "", pname(g, 0),
+                     iso__algorithms[idx].name, dt ? " (datatype)" : "", pname(g, x));
                 break;
             }
         }
         if (first >= 0)
-            n += snprintf(text + n, sizeof text - (size_t)n, "%s%s %s", k ? ", " : "",
-                          iso__coll_names[k], iso__algorithms[first].name);
+            n += snprintf(text + n, sizeof text - (size_t)n, "%s%s %s%s", k ? ", " : "",
+                          iso__coll_names[k], iso__algorithms[first].name,
+                          first_dt ? " (datatype)" : "");
     }
     free(ones);
     free(displs);
     free(types);
     free(nbmem);
-    return tap_result(MPI_COMM_WORLD, "auto picks the same algorithm on every process, %s: %s",
-                      c->name, text);
+    return tap_result(MPI_COMM_WORLD,
+                      "auto picks the same algorithm and mode on every process, %s: %s", c->name,
+                      text);
 }
 
 /* ---- the figures of the issue ---------------------------------------------------- */
@@ -1709,8 +2044,10 @@ static long check_figures(const geo_t *g, result_t res[][ISO_NCOLL])
                       c->topo, text);
 }
 
-/* Every injected fault must be reported: the verifier is not blind. */
-static long self_test(void)
+/* Every injected fault must be reported: the verifier is not blind.  One
+ * interpretation of combined messages at a time (mode: SIM_PACKED or
+ * SIM_DATATYPE), so that each is shown to see the faults on its own. */
+static long self_test(int mode)
 {
     static const char *const specs[] = {"4x4:10:moore1"};
     char missed[512] = "";
@@ -1725,11 +2062,15 @@ static long self_test(void)
                 for (int m = 1; m < NMUT; m++) {
                     result_t res;
                     long before = tap_errors;
+                    if (!(mut_modes(m) & mode))
+                        continue;
                     reported = MAXREPORT; /* quiet */
                     mutation = m;
+                    sim_modes = mode;
                     snprintf(what, sizeof what, "self-test");
                     verify_one(&g, alg, (iso_coll)k, &res);
                     mutation = MUT_NONE;
+                    sim_modes = SIM_PACKED | SIM_DATATYPE;
                     if (res.skipped) /* not applicable to this schedule */
                         continue;
                     tried++;
@@ -1747,9 +2088,11 @@ static long self_test(void)
     ncases = first;
     if (caught < tried)
         tap_errors++;
-    return tap_result(MPI_COMM_WORLD, "self-test: %d of %d faults injected into one schedule "
-                                      "are reported%s%s",
-                      caught, tried, caught < tried ? "; missed:" : "", missed);
+    return tap_result(MPI_COMM_WORLD,
+                      "self-test, %s mode alone: %d of %d faults injected into one schedule "
+                      "are reported%s%s",
+                      mode == SIM_PACKED ? "packed" : "datatype", caught, tried,
+                      caught < tried ? "; missed:" : "", missed);
 }
 
 /* ---- main ----------------------------------------------------------------------- */
@@ -1777,8 +2120,10 @@ int main(int argc, char **argv)
         failures++;
     }
 
-    if (argc < 2)
-        failures += self_test() != 0;
+    if (argc < 2) {
+        failures += self_test(SIM_PACKED) != 0;
+        failures += self_test(SIM_DATATYPE) != 0;
+    }
 
     for (int ci = 0; ci < ncases; ci++) {
         vcase_t *c = &cases[ci];
@@ -1795,7 +2140,7 @@ int main(int argc, char **argv)
             figures &= c->periods[j] && c->dims[j] >= 2 * c->moore_r + 1;
         for (int alg = 0; alg < iso__nalgorithms && alg < ISO_MAX_ALGORITHMS; alg++) {
             char line[512];
-            int n = 0;
+            int n = 0, dt = 0;
             reported = 0;
             for (int k = 0; k < ISO_NCOLL; k++) {
                 result_t *q = &res[alg][k];
@@ -1803,6 +2148,7 @@ int main(int argc, char **argv)
                 snprintf(what, sizeof what, "%s %s, %s", iso__algorithms[alg].name,
                          iso__coll_names[k], c->name);
                 verify_one(&g, alg, (iso_coll)k, q);
+                dt |= q->datatype;
                 if (q->skipped)
                     n += snprintf(line + n, sizeof line - (size_t)n, "; %s not applicable",
                                   iso__coll_names[k]);
@@ -1813,9 +2159,10 @@ int main(int argc, char **argv)
                                   q->total_hops, q->expect_hops >= 0 ? "" : ", no formula");
             }
             failures += tap_result(MPI_COMM_WORLD,
-                                   "%s, p=%d, %s: sends matched, blocks delivered; per "
+                                   "%s, p=%d, %s: sends matched, blocks delivered%s; per "
                                    "process at most%s",
-                                   iso__algorithms[alg].name, g.p, c->name, line + 1) != 0;
+                                   iso__algorithms[alg].name, g.p, c->name,
+                                   dt ? " (packed and datatype mode)" : "", line + 1) != 0;
         }
         if (figures)
             failures += check_figures(&g, res) != 0;
