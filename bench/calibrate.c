@@ -2,7 +2,8 @@
  * at 2 ranks and writes them as a cost file (ISO_COST_FILE format):
  *
  *   time = gamma * phases + alpha * messages + beta * bytes
- *          + pack * 2 * bytes (packing and unpacking, combining schedules)
+ *          combining, packed:        + pack * 2 * bytes + probe * messages
+ *          combining, datatype mode: + dtype * bytes + build * 2 * messages
  *
  *   alpha  per message: slope of the time of one round in which each rank
  *          sends m 8-byte messages to the other (and receives m), over m
@@ -10,6 +11,21 @@
  *          exchange, over r, minus alpha (a round also sends a message)
  *   beta   per byte: slope of the time of one exchange of n bytes, over n
  *   pack   per byte: half the slope of MPI_Pack + MPI_Unpack of n bytes
+ *   probe  per message received by MPI_Mprobe + MPI_Imrecv (as packed
+ *          messages are): slope of r dependent such rounds, over r, minus
+ *          the per-round slope of plain rounds
+ *   dtype  per byte of a message described by a struct datatype over
+ *          MPI_BOTTOM, as the library's messages are in datatype mode: one
+ *          exchange of 8 blocks of 512 MPI_BYTEs with gaps between them,
+ *          minus one exchange of the same 4 KiB contiguous, over 4 KiB.
+ *          (MPICH 4.0's datatype engine copies MPI_BYTE blocks of this
+ *          size several times slower than MPI_DOUBLE ones or than 4 KiB
+ *          blocks; the constant is measured where it hurts, so that auto
+ *          takes datatype mode only where it pays.)
+ *   build  per message: an exchange of 8 blocks of 8 bytes whose struct
+ *          types are created, committed and freed around it, minus the same
+ *          exchange with types built once (MPI libraries do part of the
+ *          work at the first use of a type)
  *
  * Every point is the median over repetitions of (batch time / calls),
  * maximised over both ranks; the points of all series are measured
@@ -18,8 +34,8 @@
  *
  *   mpiexec -n 2 calibrate [FILE] [--reps N]     (FILE default: stdout)
  *
- * The values come first in the file, comments after them (the library's
- * reader stops at the first line that is not "key value"). */
+ * The values come first in the file, comments (lines starting with #) after
+ * them. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +58,13 @@ static void die(const char *what, int rc, const char *file, int line)
             die(#call, rc_, __FILE__, __LINE__);                                                  \
     } while (0)
 
-enum { S_ALPHA, S_GAMMA, S_BETA, S_PACK, NSERIES };
-static const char *const series_name[NSERIES] = {"alpha", "gamma", "beta", "pack"};
-static const char *const series_x[NSERIES] = {"messages per round", "rounds", "bytes",
-                                              "bytes"};
+enum { S_ALPHA, S_GAMMA, S_BETA, S_PACK, S_PROBE, S_DTYPE, S_BUILD, NSERIES };
+static const char *const series_name[NSERIES] = {"alpha", "gamma", "beta", "pack",
+                                                 "probe", "dtype", "build"};
+static const char *const series_x[NSERIES] = {
+    "messages per round", "rounds", "bytes", "bytes", "rounds",
+    "bytes (0: the same 4 KiB contiguous)",
+    "new types (0: built once)"};
 
 typedef struct {
     int series;
@@ -57,11 +76,52 @@ typedef struct {
 
 #define MAXMSG 64
 #define MAXBYTES (4L << 20)
+#define NBLOCKS 8
 
 static int peer;
 static char *sendbuf, *recvbuf, *packbuf;
 static MPI_Request reqs[2 * MAXMSG];
 static MPI_Status stats[2 * MAXMSG];
+/* A committed struct over MPI_BOTTOM of NBLOCKS blocks of b bytes, 2b
+ * bytes apart in buf. */
+static MPI_Datatype scattered(char *buf, long b)
+{
+    int len[NBLOCKS];
+    MPI_Aint disp[NBLOCKS];
+    MPI_Datatype types[NBLOCKS], t;
+    for (int k = 0; k < NBLOCKS; k++) {
+        len[k] = (int)b;
+        types[k] = MPI_BYTE;
+        CHECK(MPI_Get_address(buf + (size_t)k * 2 * (size_t)b, &disp[k]));
+    }
+    CHECK(MPI_Type_create_struct(NBLOCKS, len, disp, types, &t));
+    CHECK(MPI_Type_commit(&t));
+    return t;
+}
+
+/* One exchange of one scattered message each way. */
+static void scattered_exchange(MPI_Datatype send, MPI_Datatype recv)
+{
+    CHECK(MPI_Irecv(MPI_BOTTOM, 1, recv, peer, 0, MPI_COMM_WORLD, &reqs[0]));
+    CHECK(MPI_Isend(MPI_BOTTOM, 1, send, peer, 0, MPI_COMM_WORLD, &reqs[1]));
+    CHECK(MPI_Waitall(2, reqs, stats));
+}
+
+#define NDTYPE 2
+static const long dtype_x[NDTYPE] = {0, NBLOCKS * 512L};
+static MPI_Datatype blocktype[2][NDTYPE]; /* [send/recv][dtype_x index] */
+
+/* One round of one 8-byte message each way, received as packed messages
+ * are: matched by MPI_Mprobe, then MPI_Imrecv. */
+static void probed_exchange(void)
+{
+    MPI_Message msg;
+    MPI_Status st;
+    CHECK(MPI_Isend(sendbuf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &reqs[0]));
+    CHECK(MPI_Mprobe(peer, 0, MPI_COMM_WORLD, &msg, &st));
+    CHECK(MPI_Imrecv(recvbuf, 8, MPI_BYTE, &msg, &reqs[1]));
+    CHECK(MPI_Waitall(2, reqs, stats));
+}
 
 /* One round: m messages of n bytes each way between the two ranks. */
 static void exchange(int m, long n)
@@ -94,6 +154,26 @@ static void call(const probe *p)
         pos = 0;
         CHECK(MPI_Unpack(packbuf, (int)p->x, &pos, recvbuf, (int)p->x, MPI_BYTE,
                          MPI_COMM_WORLD));
+        break;
+    case S_PROBE:
+        for (long r = 0; r < p->x; r++)
+            probed_exchange();
+        break;
+    case S_DTYPE:
+        if (p->x == 0)
+            exchange(1, dtype_x[1]);
+        else
+            scattered_exchange(blocktype[0][1], blocktype[1][1]);
+        break;
+    case S_BUILD:
+        if (p->x == 0) {
+            scattered_exchange(blocktype[0][0], blocktype[1][0]);
+        } else {
+            MPI_Datatype s = scattered(sendbuf, 8), r = scattered(recvbuf, 8);
+            scattered_exchange(s, r);
+            CHECK(MPI_Type_free(&s));
+            CHECK(MPI_Type_free(&r));
+        }
         break;
     }
 }
@@ -137,7 +217,9 @@ int main(int argc, char **argv)
     static const long gamma_x[] = {1, 2, 4, 8, 16, 32};
     static const long beta_x[] = {64L << 10, 256L << 10, 1L << 20, 2L << 20, 4L << 20};
     static const long pack_x[] = {64L << 10, 256L << 10, 1L << 20, 2L << 20, 4L << 20};
-    probe P[32];
+    static const long probe_x[] = {1, 2, 4, 8, 16, 32};
+    static const long build_x[] = {0, 2};
+    probe P[48];
     int np = 0, rank, size, reps = 31;
     const char *path = NULL;
     double target = 2e-3; /* seconds per batch */
@@ -183,7 +265,14 @@ int main(int argc, char **argv)
     ADD(S_GAMMA, gamma_x)
     ADD(S_BETA, beta_x)
     ADD(S_PACK, pack_x)
+    ADD(S_PROBE, probe_x)
+    ADD(S_DTYPE, dtype_x)
+    ADD(S_BUILD, build_x)
 #undef ADD
+    for (int k = 0; k < NDTYPE; k++) {
+        blocktype[0][k] = scattered(sendbuf, k ? dtype_x[k] / NBLOCKS : 8);
+        blocktype[1][k] = scattered(recvbuf, k ? dtype_x[k] / NBLOCKS : 8);
+    }
 
     /* warm-up, and calls per batch from a pilot (the same on both ranks) */
     for (int k = 0; k < np; k++) {
@@ -216,6 +305,8 @@ int main(int argc, char **argv)
         double alpha = slope(P, np, S_ALPHA), beta = slope(P, np, S_BETA);
         double per_round = slope(P, np, S_GAMMA), pack = slope(P, np, S_PACK) / 2;
         double gamma = per_round - alpha;
+        double probed = slope(P, np, S_PROBE) - per_round;
+        double dtype = slope(P, np, S_DTYPE), build = slope(P, np, S_BUILD);
         char libver[MPI_MAX_LIBRARY_VERSION_STRING], host[MPI_MAX_PROCESSOR_NAME], *nl;
         char when[64];
         time_t now = time(NULL);
@@ -244,14 +335,25 @@ int main(int argc, char **argv)
                 "alpha), per byte %.3g s (%.2f GB/s), pack per byte %.3g s (%.2f GB/s)\n",
                 alpha, per_round, beta, beta > 0 ? 1e-9 / beta : 0.0, pack,
                 pack > 0 ? 1e-9 / pack : 0.0);
+        fprintf(log, "fits: per probed receive %.3g s, per datatype byte %.3g s, per struct "
+                "type built %.3g s\n", probed, dtype, build);
         if (gamma < 0) {
             fprintf(log, "note: measured gamma %.3g s < 0 (noise); written as 0\n", gamma);
             gamma = 0;
         }
+        if (probed < 0) {
+            fprintf(log, "note: measured probe %.3g s < 0 (noise); written as 0\n", probed);
+            probed = 0;
+        }
+        if (dtype < 0) {
+            fprintf(log, "note: measured dtype %.3g s < 0 (noise); written as 0\n", dtype);
+            dtype = 0;
+        }
         if (alpha <= 0 || beta <= 0 || pack <= 0)
             fprintf(log, "warning: a non-positive slope: the machine was probably busy; "
                          "measure again\n");
-        fprintf(out, "alpha %.4g\nbeta %.4g\ngamma %.4g\npack %.4g\n", alpha, beta, gamma, pack);
+        fprintf(out, "alpha %.4g\nbeta %.4g\ngamma %.4g\npack %.4g\nprobe %.4g\ndtype %.4g\n"
+                "build %.4g\n", alpha, beta, gamma, pack, probed, dtype, build);
         fprintf(out, "# isocoll cost model, bench/calibrate, %s, %s, 2 ranks, %d reps, %s\n",
                 host, libver, reps, when);
         fprintf(out, "# series (x: median seconds per call):");
@@ -269,6 +371,9 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < np; k++)
         free(P[k].t);
+    for (int k = 0; k < NDTYPE; k++)
+        for (int side = 0; side < 2; side++)
+            CHECK(MPI_Type_free(&blocktype[side][k]));
     free(sendbuf);
     free(recvbuf);
     free(packbuf);

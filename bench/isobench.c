@@ -16,6 +16,10 @@
  *       [--reps N] [--iters K] [--target-ms T] [--coll alltoall|allgather]
  *       [--variants direct,dimwise,bruck,auto,mpiw,mpi] [--persistent] [--strict]
  *
+ * A variant names an algorithm (direct, dimwise, bruck, auto), optionally
+ * with a combining mode (dimwise:pack, bruck:datatype, ...: the iso_combine
+ * info key), and a "p" prefix for the persistent form.
+ *
  * Which algorithm auto picked at each block size is found by counting the
  * MPI_Isend calls and bytes of one call (profiling interface, below) and
  * comparing with the fixed algorithms. */
@@ -25,7 +29,7 @@
 #include <string.h>
 
 #define MAXD 8
-#define MAXV 12
+#define MAXV 20
 #define MAXSIZES 32
 
 /* ---- error checks ------------------------------------------------------- */
@@ -111,7 +115,8 @@ static void usage(void)
             "  [--periodic|--mesh] [--drop N (leave out the first N offsets)]\n"
             "  [--sizes 8,512,65536] [--reps N] [--iters K (0: auto)] [--target-ms T]\n"
             "  [--coll alltoall|allgather]\n"
-            "  [--variants direct,dimwise,bruck,auto,pdirect,pdimwise,pbruck,pauto,mpiw,mpi]\n"
+            "  [--variants direct,dimwise,bruck,auto,mpiw,mpi, ALG:pack, ALG:datatype (combining\n"
+            "   mode), a p prefix for the persistent form: pauto, pbruck:datatype, ...]\n"
             "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n");
 }
 
@@ -239,8 +244,17 @@ static int shifted_rank(MPI_Comm cart, int d, const int *dims, const int *period
 /* ---- variants -------------------------------------------------------------- */
 
 typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI } vkind;
-static const char *const alg_names[] = {"direct", "dimwise", "bruck", "auto"};
-#define NALG 4
+/* Library configurations: algorithm (iso_algorithm) and combining mode
+ * (iso_combine); the first NFIG are the algorithms with the default mode. */
+static const char *const alg_names[] = {"direct",       "dimwise",          "bruck",
+                                        "auto",         "dimwise:pack",     "dimwise:datatype",
+                                        "bruck:pack",   "bruck:datatype"};
+static const char *const alg_algorithm[] = {"direct", "dimwise", "bruck", "auto",
+                                            "dimwise", "dimwise", "bruck", "bruck"};
+static const char *const alg_combine[] = {"auto", "auto", "auto", "auto",
+                                          "pack", "datatype", "pack", "datatype"};
+#define NALG 8
+#define NFIG 4
 #define ALG_AUTO 3
 
 typedef struct {
@@ -575,7 +589,8 @@ int main(int argc, char **argv)
         MPI_Info info;
         CHECK(MPI_Comm_dup(S.cart, &dup));
         CHECK(MPI_Info_create(&info));
-        CHECK(MPI_Info_set(info, "iso_algorithm", alg_names[a]));
+        CHECK(MPI_Info_set(info, "iso_algorithm", alg_algorithm[a]));
+        CHECK(MPI_Info_set(info, "iso_combine", alg_combine[a]));
         CHECK(Iso_neighborhood_create_with_info(dup, S.s, off, info, &isocomm[a]));
         CHECK(MPI_Info_free(&info));
     }
@@ -649,8 +664,8 @@ int main(int argc, char **argv)
     CHECK(MPI_Get_library_version(libver, &len));
     if (S.rank == 0) {
         char *nl = strchr(libver, '\n');
-        int figs[NALG][3];
-        long long hops[NALG];
+        int figs[NFIG][3];
+        long long hops[NFIG];
         if (nl)
             *nl = '\0';
         printf("# isobench: %s, %s radius %d, %d-D %s ", coll_name,
@@ -666,7 +681,7 @@ int main(int argc, char **argv)
                getenv("ISO_COST_FILE") ? getenv("ISO_COST_FILE") : "(unset: built-in defaults)");
         printf("# schedule figures of rank 0 (Iso_schedule_info: 1-ported rounds, messages "
                "sent, blocks sent counting hops):\n");
-        for (int a = 0; a < NALG; a++) {
+        for (int a = 0; a < NFIG; a++) {
             CHECK(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &figs[a][0],
                                     &figs[a][1], &hops[a]));
             printf("#   %-8s rounds %4d  messages %4d  block hops %6lld", alg_names[a],
@@ -687,7 +702,7 @@ int main(int argc, char **argv)
                o.reps);
         fflush(stdout);
     } else {
-        for (int a = 0; a < NALG; a++) {
+        for (int a = 0; a < NFIG; a++) {
             int r, m;
             long long h;
             CHECK(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &r, &m, &h));
@@ -761,8 +776,8 @@ int main(int argc, char **argv)
                     V[f].bytes == V[k].bytes)
                     mask |= 1 << V[f].alg;
             CHECK(MPI_Allreduce(MPI_IN_PLACE, &mask, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD));
-            for (int a = 0; a < ALG_AUTO; a++)
-                if (mask & (1 << a))
+            for (int a = 0; a < NALG; a++)
+                if (a != ALG_AUTO && (mask & (1 << a)))
                     snprintf(V[k].picked + strlen(V[k].picked),
                              sizeof V[k].picked - strlen(V[k].picked), "%s%s",
                              V[k].picked[0] ? "=" : "", alg_names[a]);
