@@ -14,11 +14,14 @@
  *   mpiexec -n P isobench [--shape moore|vonneumann] [--radius R] [--dim D]
  *       [--dims 4,2] [--periodic|--mesh] [--drop N] [--sizes 8,512,65536]
  *       [--reps N] [--iters K] [--target-ms T] [--coll alltoall|allgather]
- *       [--variants direct,dimwise,bruck,auto,mpiw,mpi] [--persistent] [--strict]
+ *       [--variants LIST] [--persistent] [--strict]
  *
  * A variant names an algorithm (direct, dimwise, bruck, auto), optionally
  * with a combining mode (dimwise:pack, bruck:datatype, ...: the iso_combine
- * info key), and a "p" prefix for the persistent form.
+ * info key), and a "p" prefix for the persistent form; mpiw and mpi are
+ * MPI_Neighbor_alltoallw and MPI_Neighbor_alltoall (allgather).  Default:
+ * direct, dimwise and bruck in both modes, auto, mpiw, mpi; --persistent
+ * adds the persistent forms of the library's.
  *
  * Which algorithm auto picked at each block size is found by counting the
  * MPI_Isend calls and bytes of one call (profiling interface, below) and
@@ -134,7 +137,7 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 41;
     o->iters = 0;
     o->target_ms = 1.0;
-    strcpy(o->variants, "direct,dimwise,bruck,auto,mpiw,mpi");
+    strcpy(o->variants, "direct,dimwise:pack,dimwise:datatype,bruck:pack,bruck:datatype,auto,mpiw,mpi");
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         int ndims;
@@ -489,10 +492,12 @@ static int add_variant(variant *V, int *nv, const char *name, vkind kind, int al
 /* Variants from the --variants list, in the order given. */
 static int make_variants(const options *o, variant *V, const char *mpi_plain)
 {
-    char list[256 + 64], *tok, *save = NULL;
+    char list[256 + 128], *tok, *save = NULL;
     int nv = 0;
     snprintf(list, sizeof list, "%s%s", o->variants,
-             o->persistent ? ",pdirect,pdimwise,pbruck,pauto" : "");
+             o->persistent ? ",pdirect,pdimwise:pack,pdimwise:datatype,pbruck:pack,"
+                             "pbruck:datatype,pauto"
+                           : "");
     for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char name[40];
         int a, found = 0, persistent = tok[0] == 'p'; /* pdirect, pauto, ... */

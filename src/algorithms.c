@@ -112,16 +112,29 @@ int iso__datatype_possible(const iso_args *a)
  *                                        call, or once per persistent
  *                                        request)
  * with the structural figures of the schedule (those of a process of a
- * torus, identical everywhere).  Defaults fit shared memory; bench/calibrate
- * measures a machine and writes a file that ISO_COST_FILE points to. */
+ * torus, identical everywhere).  Defaults fit shared memory (below);
+ * bench/calibrate measures a machine and writes a file that ISO_COST_FILE
+ * points to. */
 typedef struct {
     double alpha, beta, gamma, pack, probe, dtype, build;
 } cost_t;
 
+/* Built-in constants: bench/calibrate on a 2-core shared-memory machine
+ * (2026-11-22) with the MPI library the library is compiled against; MPICH
+ * at 2 ranks, Open MPI at 4 (oversubscribed, hence the dear rounds); other
+ * libraries get round figures that lean towards direct and packing. */
+#if defined(MPICH_VERSION)
+#define ISO_COST_DEFAULTS {5.0e-7, 7.0e-11, 1.0e-7, 2.6e-11, 2.2e-7, 7.9e-10, 6.7e-7}
+#elif defined(OPEN_MPI)
+#define ISO_COST_DEFAULTS {7.7e-7, 2.0e-10, 5.3e-6, 2.7e-11, 5.4e-8, 1.9e-9, 6.0e-7}
+#else
+#define ISO_COST_DEFAULTS {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 3.0e-7, 1.0e-9, 1.0e-6}
+#endif
+
 static cost_t cost_params(void)
 {
     static int loaded;
-    static cost_t c = {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 0.0, 0.0, 0.0};
+    static cost_t c = ISO_COST_DEFAULTS;
     static const struct {
         const char *key;
         size_t off;
