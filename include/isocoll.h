@@ -284,9 +284,14 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  *   auto     the cheapest by an alpha-beta cost model (ISO_COST_FILE names
  *            calibrated constants, written by bench/calibrate).  The
  *            choice must be the same on every process, so it uses only
- *            the neighborhood and the block size: the alltoall/allgather v
- *            and w forms, whose block sizes may differ between processes,
- *            use direct (name an algorithm to combine them)
+ *            the neighborhood and the block size.  The alltoall/allgather
+ *            v and w forms, whose block sizes may differ between
+ *            processes, use direct when blocking or nonblocking (name an
+ *            algorithm to combine them); their persistent _init forms
+ *            agree on a block size (the largest mean over the processes)
+ *            with one allreduce, so auto chooses for them too.  That
+ *            allreduce also carries argument errors: a bad argument on one
+ *            process makes every process's _init fail with its class
  * Reductions combine partial results on the way: contributions that share
  * their remaining route are reduced at the intermediate process, so
  * scatter_reduce moves one vector per edge of the reversed route trie.

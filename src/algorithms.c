@@ -184,8 +184,10 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
         return 1;
     }
     if (a->send.layout == ISO_LAYOUT_V || a->send.layout == ISO_LAYOUT_W ||
-        a->recv.layout == ISO_LAYOUT_V || a->recv.layout == ISO_LAYOUT_W)
-        return 0;
+        a->recv.layout == ISO_LAYOUT_V || a->recv.layout == ISO_LAYOUT_W) {
+        *bytes = a->agreed_bytes;
+        return a->agreed_bytes > 0;
+    }
     if (MPI_Type_size(a->send.type, &size) != MPI_SUCCESS)
         return 0;
     *bytes = (double)size * a->send.count;
@@ -225,7 +227,8 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, int com
     }
     *index = 0; /* direct */
     /* The v and w forms have per-process counts: processes could disagree
-     * on the cheapest schedule, so they stay with direct. */
+     * on the cheapest schedule, so they stay with direct unless the
+     * processes agreed on a block size (persistent init). */
     if (!uniform_block_bytes(a, &bytes))
         return MPI_SUCCESS;
     best = cost_params().gamma + cost_params().alpha * nb->s +

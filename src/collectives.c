@@ -124,6 +124,44 @@ static Iso_error validate(iso_args *a, const iso_nbh *nb)
 
 /* ---- run ------------------------------------------------------------------ */
 
+/* Is a an alltoall/allgather v or w form? */
+static int irregular(const iso_args *a)
+{
+    return (a->coll == ISO_ALLTOALL || a->coll == ISO_ALLGATHER) &&
+           (a->send.layout == ISO_LAYOUT_V || a->send.layout == ISO_LAYOUT_W ||
+            a->recv.layout == ISO_LAYOUT_V || a->recv.layout == ISO_LAYOUT_W);
+}
+
+/* Persistent v/w forms: the processes agree on one block size for the cost
+ * model (the largest over processes of the mean bytes per block sent), so
+ * that auto can combine them.  One allreduce on the private communicator:
+ * an _init call is collective.  Every process takes part even when its own
+ * arguments are bad (e: its library error, or 0), and then every process
+ * gets the error, so a bad argument on one process cannot leave the others
+ * waiting. */
+static Iso_error agree_block_bytes(iso_state *st, iso_args *a, Iso_error e)
+{
+    const iso_nbh *nb = st->nbh;
+    double v[2] = {0.0, (double)e}, r[2];
+    int n = 0;
+    for (int i = 0; i < nb->s && e == ISO_ERR_NONE; i++) {
+        iso_loc l;
+        int size;
+        if (nb->targets[i] == MPI_PROC_NULL)
+            continue;
+        l = iso__block(&a->send, ISO_BUF_SEND, i);
+        if (MPI_Type_size(l.type, &size) != MPI_SUCCESS)
+            return ISO_ERR_TYPE;
+        v[0] += (double)size * l.count;
+        n++;
+    }
+    v[0] = n > 0 ? v[0] / n : 0.0;
+    if (MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, st->priv) != MPI_SUCCESS)
+        return ISO_ERR_INTERN;
+    a->agreed_bytes = r[0];
+    return (Iso_error)(int)r[1];
+}
+
 /* Index of the first op used after the call returns (nonblocking): every op
  * past round 0's sends and receives. */
 static int first_deferred(const iso_sched *s)
@@ -149,12 +187,14 @@ static int run(iso_args *a, MPI_Comm comm, enum mode mode, MPI_Info info, Iso_re
     }
     if ((err = iso__state_get(comm, 1, &st)) != MPI_SUCCESS)
         return iso__raise(comm, err);
-    if ((e = validate(a, st->nbh)) != ISO_ERR_NONE)
-        return iso__fail(comm, e);
     requested = st->nbh->algorithm;
     combine = st->nbh->combine;
-    if (mode == PERSISTENT &&
-        (e = iso__info_parse(info, &requested, &combine, NULL)) != ISO_ERR_NONE)
+    e = validate(a, st->nbh);
+    if (mode == PERSISTENT && e == ISO_ERR_NONE)
+        e = iso__info_parse(info, &requested, &combine, NULL);
+    if (mode == PERSISTENT && irregular(a))
+        e = agree_block_bytes(st, a, e);
+    if (e != ISO_ERR_NONE)
         return iso__fail(comm, e);
     if ((err = iso__algorithm_select(st->nbh, a, requested, combine, mode == PERSISTENT, &alg,
                                      &datatype)) != MPI_SUCCESS ||

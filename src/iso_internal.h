@@ -93,6 +93,9 @@ typedef struct {
     void *recvbuf;
     iso_side send, recv; /* reductions: recv is SAME (count, datatype) */
     MPI_Op op;
+    /* v/w forms: bytes per block that every process agreed on (persistent
+     * init under auto: max over processes of the mean), 0 if none */
+    double agreed_bytes;
 } iso_args;
 
 /* ---- schedules (schedule.c) ------------------------------------------- */

@@ -620,6 +620,34 @@ static void test_disagreement(const nbh_t *nb)
     }
 }
 
+/* A persistent v/w init is collective (the processes agree on a block size
+ * for auto): a bad argument on one process only must give every process
+ * the error, and none may hang. */
+static void test_one_rank_bad_init(MPI_Comm iso, sane_t *z)
+{
+    int s = z->nb.s, *counts = malloc(sizeof(int) * (size_t)(s + 1));
+    int *displs = malloc(sizeof(int) * (size_t)(s + 1)), *buf = calloc((size_t)s + 1, sizeof(int));
+    Iso_request req = ISO_REQUEST_NULL;
+    int rc;
+    for (int i = 0; i < s; i++) {
+        counts[i] = 1;
+        displs[i] = i;
+    }
+    if (rank == nprocs - 1 && s > 0)
+        counts[0] = -1;
+    rc = Iso_neighbor_alltoallv_init(buf, counts, displs, MPI_INT, buf, counts, displs, MPI_INT,
+                                     iso, MPI_INFO_NULL, &req);
+    expect_err(rc, s > 0 ? ISO_ERR_COUNT : ISO_ERR_NONE, ANY,
+               "Iso_neighbor_alltoallv_init, sendcounts[0] = -1 on the last rank only");
+    CHECK(req == ISO_REQUEST_NULL, "request set after a failed init");
+    sane_run(z, "a failed alltoallv_init");
+    free(counts);
+    free(displs);
+    free(buf);
+    tap_result(MPI_COMM_WORLD, "persistent v/w init with a bad count on one rank: every rank "
+               "gets ISO_ERR_COUNT");
+}
+
 static void test_collective_errors(MPI_Comm iso, sane_t *z)
 {
     MPI_Comm graph = make_graph(), fresh = make_cart(1), freed = make_cart(1), freed_handle;
@@ -765,6 +793,7 @@ int main(int argc, char **argv)
     test_isomorphism(&nb);
     test_disagreement(&nb);
     test_collective_errors(iso, &z);
+    test_one_rank_bad_init(iso, &z);
     test_request_misuse(iso, &z);
 
     sane_free(&z);
