@@ -17,7 +17,9 @@
  *          faster.  512 bytes (--alpha-bytes N) is the middle of the block
  *          sizes where combining matters
  *   gamma  per round: slope of the time of r dependent rounds of one 8-byte
- *          exchange, over r, minus alpha (a round also sends a message)
+ *          exchange, over r, minus alpha (a round also sends a message);
+ *          with 4, 8, ... ranks the rounds cycle through partners rank ^ 1,
+ *          ^ 2, ^ 4, ... as the combining schedules' phases do
  *   beta   per byte: slope of the time of one exchange of n bytes, over n
  *   pack   per byte: half the slope of MPI_Pack + MPI_Unpack of n bytes
  *   probe  per message received by MPI_Mprobe + MPI_Imrecv (as packed
@@ -87,7 +89,16 @@ typedef struct {
 #define MAXBYTES (4L << 20)
 #define NBLOCKS 8
 
-static int peer;
+static int peer, rank_, partner_bits = 1;
+
+/* The partner in dependent round r: rank ^ 1, ^ 2, ^ 4, ... in turn when
+ * the number of ranks is a power of two (a dimension exchange, as the
+ * combining schedules do: each round waits for a different process), else
+ * always rank ^ 1. */
+static int round_partner(long r)
+{
+    return rank_ ^ (1 << (r % partner_bits));
+}
 static long alpha_bytes = 512; /* --alpha-bytes */
 static char *sendbuf, *recvbuf, *packbuf;
 static MPI_Request reqs[2 * MAXMSG];
@@ -153,8 +164,11 @@ static void call(const probe *p)
         exchange((int)p->x, alpha_bytes);
         break;
     case S_GAMMA:
-        for (long r = 0; r < p->x; r++)
+        for (long r = 0; r < p->x; r++) {
+            peer = round_partner(r);
             exchange(1, 8);
+        }
+        peer = rank_ ^ 1;
         break;
     case S_BETA:
         exchange(1, p->x);
@@ -166,8 +180,11 @@ static void call(const probe *p)
                          MPI_COMM_WORLD));
         break;
     case S_PROBE:
-        for (long r = 0; r < p->x; r++)
+        for (long r = 0; r < p->x; r++) {
+            peer = round_partner(r);
             probed_exchange();
+        }
+        peer = rank_ ^ 1;
         break;
     case S_DTYPE:
         if (p->x == 0)
@@ -260,6 +277,10 @@ int main(int argc, char **argv)
         return 2;
     }
     peer = rank ^ 1;
+    rank_ = rank;
+    if ((size & (size - 1)) == 0)
+        while ((1 << partner_bits) < size)
+            partner_bits++;
     sendbuf = malloc(MAXBYTES);
     recvbuf = malloc(MAXBYTES);
     packbuf = malloc(MAXBYTES);

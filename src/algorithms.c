@@ -126,7 +126,7 @@ typedef struct {
 #if defined(MPICH_VERSION)
 #define ISO_COST_DEFAULTS {5.0e-7, 7.0e-11, 1.0e-7, 2.6e-11, 2.2e-7, 7.9e-10, 6.7e-7}
 #elif defined(OPEN_MPI)
-#define ISO_COST_DEFAULTS {7.7e-7, 2.0e-10, 5.3e-6, 2.7e-11, 5.4e-8, 1.9e-9, 6.0e-7}
+#define ISO_COST_DEFAULTS {8.0e-7, 2.0e-10, 6.6e-6, 2.7e-11, 8.0e-8, 2.0e-9, 6.0e-7}
 #else
 #define ISO_COST_DEFAULTS {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 3.0e-7, 1.0e-9, 1.0e-6}
 #endif
