@@ -256,13 +256,13 @@ static iso_piece source_of(const trie_t *t, int n, int personalized)
     return pc;
 }
 
-/* Packs outgoing message msg (count blocks) and sends it to caller + delta.
- * The routes guarantee that the peer exists when there is something to send. */
+/* Packs outgoing message msg and sends it to caller + delta.  The routes
+ * guarantee that the peer exists when there is something to send. */
 static int emit_send(iso_sched *out, const iso_nbh *nb, const int *delta, int msg, int tag,
-                     int count, int *scratch)
+                     int *scratch)
 {
     iso_op pack = {.kind = ISO_OP_PACK, .msg = msg};
-    iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = tag, .nblocks = count};
+    iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = msg, .tag = tag, .nblocks = out->msgs[msg].n};
     int err;
     send.peer = iso__shifted_rank(nb, delta, +1, scratch);
     if (send.peer == MPI_PROC_NULL)
@@ -271,13 +271,11 @@ static int emit_send(iso_sched *out, const iso_nbh *nb, const int *delta, int ms
     return err ? err : iso__sched_add(out, &send);
 }
 
-/* Receives message msg (count entries) from caller - delta. */
+/* Receives message msg from caller - delta. */
 static int emit_recv(iso_sched *out, const iso_nbh *nb, const int *delta, int msg, int tag,
-                     int count, int *scratch)
+                     int *scratch)
 {
     iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = tag};
-    if (out->msgs[msg].n != count) /* one destination piece per entry */
-        return iso__errclass(ISO_ERR_INTERN);
     recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
     if (recv.peer == MPI_PROC_NULL)
         return iso__errclass(ISO_ERR_INTERN);
@@ -299,7 +297,7 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
     }
     for (int k = 0; k < t->nnodes && !err; k++) {
         node_t *lead = &t->nodes[k];
-        int nl = 0, msg, count = 0;
+        int nl = 0, msg;
         if (lead->phase != phase || done[k])
             continue;
         for (int m = k; m < t->nnodes; m++) /* the nodes of this message */
@@ -317,33 +315,26 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
             node_t *n = &t->nodes[list[e]];
             if (!needed(t, n, t->nodes[n->parent].prefix))
                 continue;
-            if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
-                err = iso__errclass(ISO_ERR_NOMEM);
-            if (!err)
-                err = iso__sched_msg_piece(out, msg, source_of(t, n->parent, personalized));
-            count++;
+            err = iso__sched_msg_add(out, &msg, source_of(t, n->parent, personalized));
         }
         if (!err && msg >= 0)
-            err = emit_send(out, nb, delta, msg, *tag, count, scratch);
+            err = emit_send(out, nb, delta, msg, *tag, scratch);
 
         /* incoming: nodes that arrive here (origin caller - node prefix) */
         msg = -1;
-        count = 0;
         for (int e = 0; e < nl && !err; e++) {
             node_t *n = &t->nodes[list[e]];
             if (!needed(t, n, n->prefix))
                 continue;
-            if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
-                err = iso__errclass(ISO_ERR_NOMEM);
-            if (!err) /* datatype mode: a node that ends here lands in its first slot */
-                err = iso__sched_msg_piece(out, msg,
-                                           n->nfinal > 0 ? (iso_piece){ISO_PIECE_SLOT, n->final[0]}
-                                                         : (iso_piece){ISO_PIECE_VEC, out->nvec++});
+            /* datatype mode: a node that ends here lands in its first slot */
+            err = iso__sched_msg_add(out, &msg,
+                                     n->nfinal > 0 ? (iso_piece){ISO_PIECE_SLOT, n->final[0]}
+                                                   : (iso_piece){ISO_PIECE_VEC, out->nvec++});
             n->msg_in = msg;
-            n->entry_in = count++;
+            n->entry_in = msg >= 0 ? out->msgs[msg].n - 1 : -1;
         }
         if (!err && msg >= 0)
-            err = emit_recv(out, nb, delta, msg, *tag, count, scratch);
+            err = emit_recv(out, nb, delta, msg, *tag, scratch);
         ++*tag; /* one tag per message, the same on every process */
     }
     /* deliveries of the nodes that arrived in this phase */
@@ -502,7 +493,7 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
     }
     for (int k = 0; k < n0 && !err; k++) {
         const iso_hop *lead = ps->p[k].alive ? first_hop(t, &ps->p[k]) : NULL;
-        int nl = 0, msg = -1, count = 0;
+        int nl = 0, msg = -1;
         if (lead == NULL || lead->phase != phase || done[k])
             continue;
         for (int m = k; m < n0; m++) {
@@ -525,17 +516,12 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
                 err = iso__errclass(ISO_ERR_INTERN);
                 break;
             }
-            if (msg < 0 && (msg = iso__sched_msg(out)) < 0)
-                err = iso__errclass(ISO_ERR_NOMEM);
-            if (!err)
-                err = iso__sched_msg_piece(out, msg, p->pieces[0]);
-            count++;
+            err = iso__sched_msg_add(out, &msg, p->pieces[0]);
         }
         if (!err && msg >= 0)
-            err = emit_send(out, nb, delta, msg, *tag, count, scratch);
+            err = emit_send(out, nb, delta, msg, *tag, scratch);
         /* incoming: the same keys, from caller - delta, one hop further */
         msg = -1;
-        count = 0;
         for (int e = 0; e < nl && !err; e++) {
             int rep = ps->p[list[e]].rep, h = ps->p[list[e]].h;
             int q = partial_find(ps, t, rep, h + 1); /* structural: always */
@@ -547,17 +533,12 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
             }
             if (!partial_needed(t, rep, h, yoff, v))
                 continue;
-            if (msg < 0 && (msg = iso__sched_msg(out)) < 0) {
-                err = iso__errclass(ISO_ERR_NOMEM);
-                break;
-            }
-            if (partial_add(&ps->p[q], (iso_piece){msg, count}) ||
-                iso__sched_msg_piece(out, msg, (iso_piece){ISO_PIECE_VEC, out->nvec++}))
-                err = iso__errclass(ISO_ERR_NOMEM);
-            count++;
+            if ((err = iso__sched_msg_add(out, &msg, (iso_piece){ISO_PIECE_VEC, out->nvec++})) ||
+                partial_add(&ps->p[q], (iso_piece){msg, out->msgs[msg].n - 1}))
+                err = err ? err : iso__errclass(ISO_ERR_NOMEM);
         }
         if (!err && msg >= 0)
-            err = emit_recv(out, nb, delta, msg, *tag, count, scratch);
+            err = emit_recv(out, nb, delta, msg, *tag, scratch);
         for (int e = 0; e < nl; e++) /* sent: gone from here */
             ps->p[list[e]].alive = 0;
         ++*tag;

@@ -204,8 +204,11 @@ int iso__sched_copy(iso_sched *s, iso_loc from, iso_loc to);
 int iso__sched_reduce(iso_sched *s, iso_loc from, iso_loc to, MPI_Op op);
 /* A new packed message; returns its id or -1 (no memory). */
 int iso__sched_msg(iso_sched *s);
-/* Appends a piece to the last message created (outgoing messages). */
+/* Appends a piece to the last message created. */
 int iso__sched_msg_piece(iso_sched *s, int msg, iso_piece p);
+/* Appends a piece to message *msg, creating the message first if *msg < 0
+ * (builders make a message only when it gets a piece). */
+int iso__sched_msg_add(iso_sched *s, int *msg, iso_piece p);
 int iso__sched_is_comm(iso_opkind k);
 /* Closes the current round.  Empty rounds are kept, so that processes at
  * the border of a mesh have the same rounds as those inside. */

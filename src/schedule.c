@@ -69,6 +69,13 @@ int iso__sched_msg_piece(iso_sched *s, int msg, iso_piece p)
     return MPI_SUCCESS;
 }
 
+int iso__sched_msg_add(iso_sched *s, int *msg, iso_piece p)
+{
+    if (*msg < 0 && (*msg = iso__sched_msg(s)) < 0)
+        return iso__errclass(ISO_ERR_NOMEM);
+    return iso__sched_msg_piece(s, *msg, p);
+}
+
 void iso__sched_release(iso_sched *s)
 {
     if (s == NULL || --s->refs > 0)

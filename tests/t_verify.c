@@ -1718,6 +1718,26 @@ static void sim_reset(sim_t *S)
     S->sim_hops = 0;
 }
 
+/* The neighborhood of geometry g as nbh_build makes it, in mem (3d + 2s
+ * ints, and d more of scratch after the targets); the caller fills coords,
+ * sources and targets for each process. */
+static void nbh_view(const geo_t *g, int alg, int *mem, iso_nbh *nb)
+{
+    int d = g->d;
+    memset(nb, 0, sizeof *nb);
+    nb->d = d;
+    nb->s = g->s;
+    nb->dims = mem;
+    nb->periods = mem + d;
+    nb->coords = mem + 2 * d;
+    nb->sources = mem + 3 * d;
+    nb->targets = nb->sources + g->s;
+    nb->offsets = g->c->n.off;
+    nb->algorithm = alg;
+    memcpy(nb->dims, g->c->dims, sizeof(int) * (size_t)d);
+    memcpy(nb->periods, g->c->periods, sizeof(int) * (size_t)d);
+}
+
 static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
 {
     const vcase_t *c = g->c;
@@ -1747,18 +1767,7 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
     S.P = calloc((size_t)g->p, sizeof *S.P);
 
     /* the neighborhood of each process, as nbh_build makes it */
-    memset(&nb, 0, sizeof nb);
-    nb.d = d;
-    nb.s = s;
-    nb.dims = nbmem;
-    nb.periods = nbmem + d;
-    nb.coords = nbmem + 2 * d;
-    nb.sources = nbmem + 3 * d;
-    nb.targets = nb.sources + s;
-    nb.offsets = c->n.off;
-    nb.algorithm = alg;
-    memcpy(nb.dims, c->dims, sizeof(int) * (size_t)d);
-    memcpy(nb.periods, c->periods, sizeof(int) * (size_t)d);
+    nbh_view(g, alg, nbmem, &nb);
     res->ok_built = 1;
     for (int x = 0; x < g->p; x++) {
         int *scratch = nb.targets + s, err;
@@ -1931,18 +1940,7 @@ static long check_auto(const geo_t *g)
     iso_nbh nb;
     snprintf(what, sizeof what, "auto, %s", c->name);
     reported = 0;
-    memset(&nb, 0, sizeof nb);
-    nb.d = d;
-    nb.s = s;
-    nb.dims = nbmem;
-    nb.periods = nbmem + d;
-    nb.coords = nbmem + 2 * d;
-    nb.sources = nbmem + 3 * d;
-    nb.targets = nb.sources + s;
-    nb.offsets = c->n.off;
-    nb.algorithm = ISO_ALG_AUTO;
-    memcpy(nb.dims, c->dims, sizeof(int) * (size_t)d);
-    memcpy(nb.periods, c->periods, sizeof(int) * (size_t)d);
+    nbh_view(g, ISO_ALG_AUTO, nbmem, &nb);
     for (int k = 0; k < ISO_NCOLL; k++) {
         iso_args a = make_args((iso_coll)k, s, ones, displs, types);
         int first = -2, first_dt = 0;
