@@ -53,21 +53,7 @@
 #include <string.h>
 #include <time.h>
 
-static void die(const char *what, int rc, const char *file, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    fprintf(stderr, "calibrate: %s failed at %s:%d: %s\n", what, file, line, msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        int rc_ = (call);                                                                         \
-        if (rc_ != MPI_SUCCESS)                                                                   \
-            die(#call, rc_, __FILE__, __LINE__);                                                  \
-    } while (0)
+#include "bench.h"
 
 enum { S_ALPHA, S_GAMMA, S_BETA, S_PACK, S_PROBE, S_DTYPE, S_BUILD, NSERIES };
 static const char *const series_name[NSERIES] = {"alpha", "gamma", "beta", "pack",
@@ -113,19 +99,19 @@ static MPI_Datatype scattered(char *buf, long b)
     for (int k = 0; k < NBLOCKS; k++) {
         len[k] = (int)b;
         types[k] = MPI_BYTE;
-        CHECK(MPI_Get_address(buf + (size_t)k * 2 * (size_t)b, &disp[k]));
+        TRY(MPI_Get_address(buf + (size_t)k * 2 * (size_t)b, &disp[k]));
     }
-    CHECK(MPI_Type_create_struct(NBLOCKS, len, disp, types, &t));
-    CHECK(MPI_Type_commit(&t));
+    TRY(MPI_Type_create_struct(NBLOCKS, len, disp, types, &t));
+    TRY(MPI_Type_commit(&t));
     return t;
 }
 
 /* One exchange of one scattered message each way. */
 static void scattered_exchange(MPI_Datatype send, MPI_Datatype recv)
 {
-    CHECK(MPI_Irecv(MPI_BOTTOM, 1, recv, peer, 0, MPI_COMM_WORLD, &reqs[0]));
-    CHECK(MPI_Isend(MPI_BOTTOM, 1, send, peer, 0, MPI_COMM_WORLD, &reqs[1]));
-    CHECK(MPI_Waitall(2, reqs, stats));
+    TRY(MPI_Irecv(MPI_BOTTOM, 1, recv, peer, 0, MPI_COMM_WORLD, &reqs[0]));
+    TRY(MPI_Isend(MPI_BOTTOM, 1, send, peer, 0, MPI_COMM_WORLD, &reqs[1]));
+    TRY(MPI_Waitall(2, reqs, stats));
 }
 
 #define NDTYPE 2
@@ -138,22 +124,22 @@ static void probed_exchange(void)
 {
     MPI_Message msg;
     MPI_Status st;
-    CHECK(MPI_Isend(sendbuf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &reqs[0]));
-    CHECK(MPI_Mprobe(peer, 0, MPI_COMM_WORLD, &msg, &st));
-    CHECK(MPI_Imrecv(recvbuf, 8, MPI_BYTE, &msg, &reqs[1]));
-    CHECK(MPI_Waitall(2, reqs, stats));
+    TRY(MPI_Isend(sendbuf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &reqs[0]));
+    TRY(MPI_Mprobe(peer, 0, MPI_COMM_WORLD, &msg, &st));
+    TRY(MPI_Imrecv(recvbuf, 8, MPI_BYTE, &msg, &reqs[1]));
+    TRY(MPI_Waitall(2, reqs, stats));
 }
 
 /* One round: m messages of n bytes each way between the two ranks. */
 static void exchange(int m, long n)
 {
     for (int k = 0; k < m; k++)
-        CHECK(MPI_Irecv(recvbuf + (size_t)k * n, (int)n, MPI_BYTE, peer, k, MPI_COMM_WORLD,
-                        &reqs[k]));
+        TRY(MPI_Irecv(recvbuf + (size_t)k * n, (int)n, MPI_BYTE, peer, k, MPI_COMM_WORLD,
+                      &reqs[k]));
     for (int k = 0; k < m; k++)
-        CHECK(MPI_Isend(sendbuf + (size_t)k * n, (int)n, MPI_BYTE, peer, k, MPI_COMM_WORLD,
-                        &reqs[m + k]));
-    CHECK(MPI_Waitall(2 * m, reqs, stats));
+        TRY(MPI_Isend(sendbuf + (size_t)k * n, (int)n, MPI_BYTE, peer, k, MPI_COMM_WORLD,
+                      &reqs[m + k]));
+    TRY(MPI_Waitall(2 * m, reqs, stats));
 }
 
 static void call(const probe *p)
@@ -174,10 +160,10 @@ static void call(const probe *p)
         exchange(1, p->x);
         break;
     case S_PACK:
-        CHECK(MPI_Pack(sendbuf, (int)p->x, MPI_BYTE, packbuf, (int)p->x, &pos, MPI_COMM_WORLD));
+        TRY(MPI_Pack(sendbuf, (int)p->x, MPI_BYTE, packbuf, (int)p->x, &pos, MPI_COMM_WORLD));
         pos = 0;
-        CHECK(MPI_Unpack(packbuf, (int)p->x, &pos, recvbuf, (int)p->x, MPI_BYTE,
-                         MPI_COMM_WORLD));
+        TRY(MPI_Unpack(packbuf, (int)p->x, &pos, recvbuf, (int)p->x, MPI_BYTE,
+                       MPI_COMM_WORLD));
         break;
     case S_PROBE:
         for (long r = 0; r < p->x; r++) {
@@ -198,8 +184,8 @@ static void call(const probe *p)
         } else {
             MPI_Datatype s = scattered(sendbuf, 8), r = scattered(recvbuf, 8);
             scattered_exchange(s, r);
-            CHECK(MPI_Type_free(&s));
-            CHECK(MPI_Type_free(&r));
+            TRY(MPI_Type_free(&s));
+            TRY(MPI_Type_free(&r));
         }
         break;
     }
@@ -208,7 +194,7 @@ static void call(const probe *p)
 static double batch(const probe *p, int iters)
 {
     double t0;
-    CHECK(MPI_Barrier(MPI_COMM_WORLD));
+    TRY(MPI_Barrier(MPI_COMM_WORLD));
     t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++)
         call(p);
@@ -251,10 +237,10 @@ int main(int argc, char **argv)
     const char *path = NULL;
     double target = 2e-3; /* seconds per batch */
 
-    CHECK(MPI_Init(&argc, &argv));
-    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
-    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    TRY(MPI_Init(&argc, &argv));
+    TRY(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    TRY(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    TRY(MPI_Comm_size(MPI_COMM_WORLD, &size));
     for (int k = 1; k < argc; k++) {
         if (!strcmp(argv[k], "--alpha-bytes") && k + 1 < argc)
             alpha_bytes = atol(argv[++k]);
@@ -316,7 +302,7 @@ int main(int argc, char **argv)
             double tw = batch(&P[k], 2);
             t = tw < t ? tw : t;
         }
-        CHECK(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+        TRY(MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
         P[k].iters = t * 10000 < target ? 10000 : t > target ? 1 : (int)(target / t);
         P[k].t = malloc(sizeof(double) * (size_t)reps);
         if (P[k].t == NULL)
@@ -329,8 +315,8 @@ int main(int argc, char **argv)
             p->t[rep] = batch(p, p->iters);
         }
     for (int k = 0; k < np; k++) {
-        CHECK(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : P[k].t, P[k].t, reps, MPI_DOUBLE, MPI_MAX,
-                         0, MPI_COMM_WORLD));
+        TRY(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : P[k].t, P[k].t, reps, MPI_DOUBLE, MPI_MAX,
+                       0, MPI_COMM_WORLD));
         qsort(P[k].t, (size_t)reps, sizeof(double), cmp_double);
         P[k].med = P[k].t[reps / 2];
     }
@@ -347,8 +333,8 @@ int main(int argc, char **argv)
         int len;
         FILE *out = stdout, *log = stderr;
 
-        CHECK(MPI_Get_library_version(libver, &len));
-        CHECK(MPI_Get_processor_name(host, &len));
+        TRY(MPI_Get_library_version(libver, &len));
+        TRY(MPI_Get_processor_name(host, &len));
         if ((nl = strchr(libver, '\n')) != NULL)
             *nl = '\0';
         strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", localtime(&now));
@@ -407,7 +393,7 @@ int main(int argc, char **argv)
         free(P[k].t);
     for (int k = 0; k < NDTYPE; k++)
         for (int side = 0; side < 2; side++)
-            CHECK(MPI_Type_free(&blocktype[side][k]));
+            TRY(MPI_Type_free(&blocktype[side][k]));
     free(sendbuf);
     free(recvbuf);
     free(packbuf);

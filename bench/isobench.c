@@ -31,28 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench.h"
+
 #define MAXD 8
 #define MAXV 20
 #define MAXSIZES 32
-
-/* ---- error checks ------------------------------------------------------- */
-
-static void die(const char *what, int rc, const char *file, int line)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len = 0, rank = -1;
-    MPI_Error_string(rc, msg, &len);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    fprintf(stderr, "isobench: rank %d: %s failed at %s:%d: %s\n", rank, what, file, line, msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
-#define CHECK(call)                                                                               \
-    do {                                                                                          \
-        int rc_ = (call);                                                                         \
-        if (rc_ != MPI_SUCCESS)                                                                   \
-            die(#call, rc_, __FILE__, __LINE__);                                                  \
-    } while (0)
 
 static void *xmalloc(size_t n)
 {
@@ -240,7 +223,7 @@ static int shifted_rank(MPI_Comm cart, int d, const int *dims, const int *period
         else if (x[j] < 0 || x[j] >= dims[j])
             return MPI_PROC_NULL;
     }
-    CHECK(MPI_Cart_rank(cart, x, &rank));
+    TRY(MPI_Cart_rank(cart, x, &rank));
     return rank;
 }
 
@@ -375,12 +358,12 @@ static void oracle(const setup *S, buffers *B, unsigned char *out)
     int n = 0, b = B->b;
     for (int i = 0; i < S->s; i++)
         if (S->src[i] != MPI_PROC_NULL)
-            CHECK(MPI_Irecv(out + (size_t)i * b, b, MPI_BYTE, S->src[i], i, S->cart, &req[n++]));
+            TRY(MPI_Irecv(out + (size_t)i * b, b, MPI_BYTE, S->src[i], i, S->cart, &req[n++]));
     for (int i = 0; i < S->s; i++)
         if (S->dst[i] != MPI_PROC_NULL)
-            CHECK(MPI_Isend(B->send + (size_t)(S->allgather ? 0 : i) * b, b, MPI_BYTE,
-                            S->dst[i], i, S->cart, &req[n++]));
-    CHECK(MPI_Waitall(n, req, st)); /* (not MPI_STATUSES_IGNORE: gcc warns with MPICH) */
+            TRY(MPI_Isend(B->send + (size_t)(S->allgather ? 0 : i) * b, b, MPI_BYTE,
+                          S->dst[i], i, S->cart, &req[n++]));
+    TRY(MPI_Waitall(n, req, st)); /* (not MPI_STATUSES_IGNORE: gcc warns with MPICH) */
     free(req);
     free(st);
 }
@@ -540,11 +523,11 @@ int main(int argc, char **argv)
     char libver[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
 
-    CHECK(MPI_Init(&argc, &argv));
-    CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    TRY(MPI_Init(&argc, &argv));
+    TRY(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
     memset(&S, 0, sizeof S);
-    CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &S.rank));
-    CHECK(MPI_Comm_size(MPI_COMM_WORLD, &S.nprocs));
+    TRY(MPI_Comm_rank(MPI_COMM_WORLD, &S.rank));
+    TRY(MPI_Comm_size(MPI_COMM_WORLD, &S.nprocs));
     if (parse(argc, argv, &o)) {
         if (S.rank == 0)
             usage();
@@ -559,9 +542,9 @@ int main(int argc, char **argv)
         dims[j] = o.dims[j];
         periods[j] = o.periodic;
     }
-    CHECK(MPI_Dims_create(S.nprocs, o.d, dims));
-    CHECK(MPI_Cart_create(MPI_COMM_WORLD, o.d, dims, periods, 0, &S.cart));
-    CHECK(MPI_Cart_coords(S.cart, S.rank, o.d, mine));
+    TRY(MPI_Dims_create(S.nprocs, o.d, dims));
+    TRY(MPI_Cart_create(MPI_COMM_WORLD, o.d, dims, periods, 0, &S.cart));
+    TRY(MPI_Cart_coords(S.cart, S.rank, o.d, mine));
 
     S.s = make_offsets(o.d, o.radius, o.moore, &off);
     if (o.drop > 0) { /* an asymmetric neighborhood: indegree != outdegree on meshes */
@@ -578,7 +561,7 @@ int main(int argc, char **argv)
     {
         void *ub;
         int flag;
-        CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
+        TRY(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag));
         tag_ub_ok = flag && *(int *)ub >= S.s;
         if (!tag_ub_ok) {
             if (S.rank == 0)
@@ -592,27 +575,27 @@ int main(int argc, char **argv)
     for (int a = 0; a < NALG; a++) {
         MPI_Comm dup;
         MPI_Info info;
-        CHECK(MPI_Comm_dup(S.cart, &dup));
-        CHECK(MPI_Info_create(&info));
-        CHECK(MPI_Info_set(info, "iso_algorithm", alg_algorithm[a]));
-        CHECK(MPI_Info_set(info, "iso_combine", alg_combine[a]));
-        CHECK(Iso_neighborhood_create_with_info(dup, S.s, off, info, &isocomm[a]));
-        CHECK(MPI_Info_free(&info));
+        TRY(MPI_Comm_dup(S.cart, &dup));
+        TRY(MPI_Info_create(&info));
+        TRY(MPI_Info_set(info, "iso_algorithm", alg_algorithm[a]));
+        TRY(MPI_Info_set(info, "iso_combine", alg_combine[a]));
+        TRY(Iso_neighborhood_create_with_info(dup, S.s, off, info, &isocomm[a]));
+        TRY(MPI_Info_free(&info));
     }
 
     /* the library's neighbor lists must match ours; the graph lists must be
      * them without MPI_PROC_NULL, in the same order */
     {
         int s2, ind, outd;
-        CHECK(Iso_neighborhood_count(isocomm[0], &s2, &ind, &outd));
+        TRY(Iso_neighborhood_count(isocomm[0], &s2, &ind, &outd));
         isrc = xmalloc(sizeof(int) * (size_t)S.s);
         idst = xmalloc(sizeof(int) * (size_t)S.s);
         gsrc = xmalloc(sizeof(int) * (size_t)S.s);
         gdst = xmalloc(sizeof(int) * (size_t)S.s);
         S.rslot = xmalloc(sizeof(int) * (size_t)S.s);
         S.tslot = xmalloc(sizeof(int) * (size_t)S.s);
-        CHECK(Iso_neighborhood_get(isocomm[0], S.s, isrc, idst));
-        CHECK(Iso_neighborhood_graph_get(isocomm[0], S.s, gsrc, gdst));
+        TRY(Iso_neighborhood_get(isocomm[0], S.s, isrc, idst));
+        TRY(Iso_neighborhood_graph_get(isocomm[0], S.s, gsrc, gdst));
         S.indeg = S.outdeg = 0;
         for (int i = 0; i < S.s; i++) {
             if (S.src[i] != MPI_PROC_NULL)
@@ -638,7 +621,7 @@ int main(int argc, char **argv)
         if (failed)
             fprintf(stderr, "FAIL rank %d: Iso_neighborhood_graph_get differs from the "
                     "neighborhood without MPI_PROC_NULL\n", S.rank);
-        CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        TRY(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
         if (failed) {
             MPI_Finalize();
             return 1;
@@ -648,8 +631,8 @@ int main(int argc, char **argv)
         weights = xmalloc(sizeof(int) * (size_t)S.s);
         for (int i = 0; i < S.s; i++)
             weights[i] = 1;
-        CHECK(MPI_Dist_graph_create_adjacent(S.cart, S.indeg, gsrc, weights, S.outdeg, gdst,
-                                             weights, MPI_INFO_NULL, 0, &S.graph));
+        TRY(MPI_Dist_graph_create_adjacent(S.cart, S.indeg, gsrc, weights, S.outdeg, gdst,
+                                           weights, MPI_INFO_NULL, 0, &S.graph));
         free(weights);
     }
 
@@ -666,7 +649,7 @@ int main(int argc, char **argv)
     }
 
     /* header and schedule figures */
-    CHECK(MPI_Get_library_version(libver, &len));
+    TRY(MPI_Get_library_version(libver, &len));
     if (S.rank == 0) {
         char *nl = strchr(libver, '\n');
         int figs[NFIG][3];
@@ -687,8 +670,8 @@ int main(int argc, char **argv)
         printf("# schedule figures of rank 0 (Iso_schedule_info: 1-ported rounds, messages "
                "sent, blocks sent counting hops):\n");
         for (int a = 0; a < NFIG; a++) {
-            CHECK(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &figs[a][0],
-                                    &figs[a][1], &hops[a]));
+            TRY(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &figs[a][0],
+                                  &figs[a][1], &hops[a]));
             printf("#   %-8s rounds %4d  messages %4d  block hops %6lld", alg_names[a],
                    figs[a][0], figs[a][1], hops[a]);
             if (a == ALG_AUTO) {
@@ -710,7 +693,7 @@ int main(int argc, char **argv)
         for (int a = 0; a < NFIG; a++) {
             int r, m;
             long long h;
-            CHECK(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &r, &m, &h));
+            TRY(Iso_schedule_info(isocomm[a], coll_name, alg_names[a], &r, &m, &h));
         }
     }
 
@@ -724,11 +707,11 @@ int main(int argc, char **argv)
         for (int k = 0; k < nv; k++)
             if (V[k].kind == V_PERSISTENT) {
                 if (o.allgather)
-                    CHECK(Iso_neighbor_allgather_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
-                                                      V[k].comm, MPI_INFO_NULL, &V[k].req));
+                    TRY(Iso_neighbor_allgather_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
+                                                    V[k].comm, MPI_INFO_NULL, &V[k].req));
                 else
-                    CHECK(Iso_neighbor_alltoall_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
-                                                     V[k].comm, MPI_INFO_NULL, &V[k].req));
+                    TRY(Iso_neighbor_alltoall_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
+                                                   V[k].comm, MPI_INFO_NULL, &V[k].req));
             }
 
         /* verification: oracle against the expected pattern, every variant
@@ -747,13 +730,13 @@ int main(int argc, char **argv)
                 }
         for (int k = 0; k < nv; k++) {
             V[k].wrong = verify(&V[k], &S, &B, expect, got);
-            CHECK(MPI_Allreduce(MPI_IN_PLACE, &V[k].wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+            TRY(MPI_Allreduce(MPI_IN_PLACE, &V[k].wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
             /* wrong data from MPI's own collectives is a finding about MPI:
              * reported, timed anyway, fatal only with --strict */
             if (V[k].wrong && (o.strict || V[k].kind == V_ISO || V[k].kind == V_PERSISTENT))
                 failed = 1;
         }
-        CHECK(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
+        TRY(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
         if (S.rank == 0) {
             printf("\n## %d B blocks\n\nverification against the Isend/Irecv oracle: ", b);
             for (int k = 0; k < nv; k++)
@@ -780,7 +763,7 @@ int main(int argc, char **argv)
                 if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO && V[f].sends == V[k].sends &&
                     V[f].bytes == V[k].bytes)
                     mask |= 1 << V[f].alg;
-            CHECK(MPI_Allreduce(MPI_IN_PLACE, &mask, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD));
+            TRY(MPI_Allreduce(MPI_IN_PLACE, &mask, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD));
             for (int a = 0; a < NALG; a++)
                 if (a != ALG_AUTO && (mask & (1 << a)))
                     snprintf(V[k].picked + strlen(V[k].picked),
@@ -800,19 +783,19 @@ int main(int argc, char **argv)
             double pilot[MAXV], lo = 1e30, hi = 0;
             for (int k = 0; k < nv; k++)
                 for (int w = 0; w < 2; w++)
-                    CHECK(run(&V[k], &S, &B));
+                    TRY(run(&V[k], &S, &B));
             for (int k = 0; k < nv; k++) {
                 pilot[k] = 1e30;
                 for (int w = 0; w < 5; w++) {
                     double t0;
-                    CHECK(MPI_Barrier(S.cart));
+                    TRY(MPI_Barrier(S.cart));
                     t0 = MPI_Wtime();
-                    CHECK(run(&V[k], &S, &B));
+                    TRY(run(&V[k], &S, &B));
                     t0 = MPI_Wtime() - t0;
                     pilot[k] = t0 < pilot[k] ? t0 : pilot[k];
                 }
             }
-            CHECK(MPI_Allreduce(MPI_IN_PLACE, pilot, nv, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+            TRY(MPI_Allreduce(MPI_IN_PLACE, pilot, nv, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
             for (int k = 0; k < nv; k++) {
                 lo = pilot[k] < lo ? pilot[k] : lo;
                 hi = pilot[k] > hi ? pilot[k] : hi;
@@ -840,22 +823,22 @@ int main(int argc, char **argv)
                 for (int j = 0; j < nv; j++) {
                     variant *v = &V[order[j]];
                     double t0;
-                    CHECK(run(v, &S, &B));
-                    CHECK(MPI_Barrier(S.cart));
+                    TRY(run(v, &S, &B));
+                    TRY(MPI_Barrier(S.cart));
                     t0 = MPI_Wtime();
                     for (int it = 0; it < iters; it++)
-                        CHECK(run(v, &S, &B));
+                        TRY(run(v, &S, &B));
                     v->t[rep] = (MPI_Wtime() - t0) / iters;
                 }
             }
             for (int k = 0; k < nv; k++)
                 memcpy(tmax + (size_t)k * o.reps, V[k].t, sizeof(double) * (size_t)o.reps);
-            CHECK(MPI_Reduce(S.rank == 0 ? MPI_IN_PLACE : tmax, tmax, nv * o.reps, MPI_DOUBLE,
-                             MPI_MAX, 0, MPI_COMM_WORLD));
+            TRY(MPI_Reduce(S.rank == 0 ? MPI_IN_PLACE : tmax, tmax, nv * o.reps, MPI_DOUBLE,
+                           MPI_MAX, 0, MPI_COMM_WORLD));
             for (int k = 0; k < nv; k++) {
                 long long mx[2] = {V[k].sends, V[k].bytes};
-                CHECK(MPI_Reduce(S.rank == 0 ? MPI_IN_PLACE : mx, mx, 2, MPI_LONG_LONG, MPI_MAX,
-                                 0, MPI_COMM_WORLD));
+                TRY(MPI_Reduce(S.rank == 0 ? MPI_IN_PLACE : mx, mx, 2, MPI_LONG_LONG, MPI_MAX,
+                               0, MPI_COMM_WORLD));
                 V[k].sends = mx[0];
                 V[k].bytes = mx[1];
             }
@@ -917,7 +900,7 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < nv; k++)
             if (V[k].kind == V_PERSISTENT)
-                CHECK(Iso_request_free(&V[k].req));
+                TRY(Iso_request_free(&V[k].req));
         buffers_free(&B);
         free(expect);
         free(got);
@@ -928,11 +911,11 @@ int main(int argc, char **argv)
         free(V[k].t);
     for (int a = 0; a < NALG; a++) {
         MPI_Comm c = isocomm[a];
-        CHECK(Iso_neighborhood_free(&isocomm[a]));
-        CHECK(MPI_Comm_free(&c));
+        TRY(Iso_neighborhood_free(&isocomm[a]));
+        TRY(MPI_Comm_free(&c));
     }
-    CHECK(MPI_Comm_free(&S.graph));
-    CHECK(MPI_Comm_free(&S.cart));
+    TRY(MPI_Comm_free(&S.graph));
+    TRY(MPI_Comm_free(&S.cart));
     free(off);
     free(S.src);
     free(S.dst);

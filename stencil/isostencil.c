@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../bench/bench.h" /* die(), TRY() */
 #include "stencil.h"
 
 typedef struct {
@@ -108,15 +109,6 @@ static int parse_args(int argc, char **argv, options *o)
     return 0;
 }
 
-static void die(int rank, const char *what, int rc)
-{
-    char msg[MPI_MAX_ERROR_STRING] = "";
-    int len;
-    MPI_Error_string(rc, msg, &len);
-    fprintf(stderr, "isostencil[%d]: %s: %s\n", rank, what, msg);
-    MPI_Abort(MPI_COMM_WORLD, 2);
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -142,12 +134,9 @@ static long verify(stencil_t *st, const stencil_params *p, const int dims[], con
     size_t size = stencil_global_size(p, dims);
     double *got = rank == 0 ? malloc(size * sizeof(double)) : NULL;
     long bad = 0;
-    int rc;
     if (rank == 0 && !got)
-        die(rank, "verify", MPI_ERR_NO_MEM);
-    rc = stencil_gather(st, 0, got);
-    if (rc != MPI_SUCCESS)
-        die(rank, "stencil_gather", rc);
+        die("malloc (verify)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
+    TRY(stencil_gather(st, 0, got));
     for (size_t i = 0; rank == 0 && i < size; i++)
         if (memcmp(&got[i], &ref[i], sizeof(double)) != 0) {
             if (bad == 0)
@@ -230,9 +219,7 @@ int main(int argc, char **argv)
         MPI_Info_create(&info);
         MPI_Info_set(info, "iso_algorithm", o.algorithm);
     }
-    rc = stencil_create(MPI_COMM_WORLD, &o.p, dims, info, &st);
-    if (rc != MPI_SUCCESS)
-        die(rank, "stencil_create", rc);
+    TRY(stencil_create(MPI_COMM_WORLD, &o.p, dims, info, &st));
     if (info != MPI_INFO_NULL)
         MPI_Info_free(&info);
 
@@ -241,14 +228,14 @@ int main(int argc, char **argv)
     if (rank == 0) {
         ref = malloc(stencil_global_size(&o.p, dims) * sizeof(double));
         if (!ref || stencil_serial(&o.p, dims, o.iters, ref) != 0)
-            die(rank, "serial reference", MPI_ERR_NO_MEM);
+            die("serial reference", MPI_ERR_NO_MEM, __FILE__, __LINE__);
     }
 
     double *t_run = calloc((size_t)nv * (size_t)o.reps, sizeof(double));
     double *t_exch = calloc((size_t)nv * (size_t)o.reps, sizeof(double));
     long bad[STENCIL_NVARIANTS] = {0};
     if (!t_run || !t_exch)
-        die(rank, "timing arrays", MPI_ERR_NO_MEM);
+        die("calloc (timing arrays)", MPI_ERR_NO_MEM, __FILE__, __LINE__);
     for (int r = 0; r < o.reps; r++) {
         for (int i = 0; i < nv; i++) {
             int vi = (i + r) % nv; /* rotate the order: no variant always goes first */
@@ -260,7 +247,7 @@ int main(int argc, char **argv)
             t[0] = MPI_Wtime() - t[0];
             t[1] = tx;
             if (rc != MPI_SUCCESS)
-                die(rank, stencil_variant_name(vars[vi]), rc);
+                die(stencil_variant_name(vars[vi]), rc, __FILE__, __LINE__);
             MPI_Reduce(t, tmax, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             t_run[vi * o.reps + r] = tmax[0] / o.iters;
             t_exch[vi * o.reps + r] = tmax[1] / o.iters;

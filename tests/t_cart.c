@@ -217,8 +217,8 @@ static void check_list(const geo_t *g, const char *what, int max_s, const int *g
                        int n, int from, int cap)
 {
     for (int k = 0; k < n; k++)
-        CHECK(got[k] == exp[k], "%s rank %d: %s(max_s=%d)[%d] = %d, expected %d", g->name, g->me,
-              what, max_s, k, got[k], exp[k]);
+        CHECK_EQ_INT(got[k], exp[k], "%s rank %d: %s(max_s=%d)[%d]", g->name, g->me, what, max_s,
+                     k);
     for (int k = from; k < cap; k++)
         CHECK(got[k] == UNSET, "%s rank %d: %s(max_s=%d) wrote entry %d (= %d) past max_s", g->name,
               g->me, what, max_s, k, got[k]);

@@ -46,7 +46,7 @@ static void check_collectives(MPI_Comm cart, const nbh_t *n, const char *what)
     MPI_Comm iso;
     MPI_Comm_rank(cart, &rank);
     oracle_neighbors(cart, n, src, dst);
-    CHECK(Iso_neighborhood_create(cart, s, n->off, &iso) == MPI_SUCCESS, "%s: create", what);
+    CHECK_EQ_INT(Iso_neighborhood_create(cart, s, n->off, &iso), MPI_SUCCESS, "%s: create", what);
     for (int i = 0; i < s; i++) {
         cnt[i] = 2;
         dis[i] = (MPI_Aint)(2 * i * sizeof(int));
@@ -60,7 +60,7 @@ static void check_collectives(MPI_Comm cart, const nbh_t *n, const char *what)
     Iso_neighbor_alltoall(sb, 2, MPI_INT, rb, 2, MPI_INT, iso);
     oracle_alltoallw(sb, cnt, dis, ty, ob, cnt, dis, ty, cart, n);
     for (int i = 0; i < 2 * s; i++)
-        CHECK(rb[i] == ob[i], "%s alltoall: rb[%d] = %d, expected %d", what, i, rb[i], ob[i]);
+        CHECK_EQ_INT(rb[i], ob[i], "%s alltoall: rb[%d]", what, i);
     /* allgather: the same 2 ints to everyone */
     for (int i = 0; i < 2 * s; i++) {
         rb[i] = -1;
@@ -70,7 +70,7 @@ static void check_collectives(MPI_Comm cart, const nbh_t *n, const char *what)
     sb[1] = rank * 7 + 1;
     Iso_neighbor_allgather(sb, 2, MPI_INT, rb, 2, MPI_INT, iso);
     for (int i = 0; i < 2 * s; i++)
-        CHECK(rb[i] == ob[i], "%s allgather: rb[%d] = %d, expected %d", what, i, rb[i], ob[i]);
+        CHECK_EQ_INT(rb[i], ob[i], "%s allgather: rb[%d]", what, i);
     /* reduce: sum over existing sources of (source+1, 2*(source+1)) */
     {
         int v[2] = {rank + 1, 2 * (rank + 1)}, r[2] = {-5, -5}, e[2] = {-5, -5}, any = 0;
@@ -113,7 +113,7 @@ static void expect_info(MPI_Comm iso, const char *coll, const char *alg, int rou
 {
     int r = -1, m = -1;
     long long h = -1;
-    CHECK(Iso_schedule_info(iso, coll, alg, &r, &m, &h) == MPI_SUCCESS, "%s info", what);
+    CHECK_EQ_INT(Iso_schedule_info(iso, coll, alg, &r, &m, &h), MPI_SUCCESS, "%s info", what);
     CHECK(r == rounds && m == msgs && h == hops, "%s %s %s: %d/%d/%lld, expected %d/%d/%lld", what,
           coll, alg, r, m, h, rounds, msgs, hops);
 }

@@ -64,8 +64,7 @@ static void expect_err(int rc, Iso_error want, Iso_error alt, const char *desc)
           err_name[want], alt != ANY ? " or ISO_ERR_" : "", alt != ANY ? err_name[alt] : "");
     if (got == ISO_ERR_NONE)
         return;
-    CHECK(cls == Iso_error_mpi_class(got), "%s: MPI_Error_class %d != Iso_error_mpi_class %d",
-          desc, cls, Iso_error_mpi_class(got));
+    CHECK_EQ_INT(cls, Iso_error_mpi_class(got), "%s: MPI_Error_class", desc);
     CHECK(strstr(str, err_msg[got]) != NULL, "%s: MPI_Error_string \"%s\" lacks \"%s\"", desc,
           str, err_msg[got]);
 }
@@ -377,10 +376,10 @@ static void test_error_table(void)
     x = ISO_ERR_LASTCODE;
     rc = Iso_error_class(MPI_ERR_COMM, &x);
     CHECK(rc == MPI_SUCCESS && x == ISO_ERR_NONE, "Iso_error_class(MPI_ERR_COMM) = %d", (int)x);
-    CHECK(Iso_error_mpi_class(ISO_ERR_NONE) == MPI_ERR_UNKNOWN, "Iso_error_mpi_class(NONE)");
-    CHECK(Iso_error_mpi_class(ISO_ERR_LASTCODE) == MPI_ERR_UNKNOWN,
-          "Iso_error_mpi_class(LASTCODE)");
-    CHECK(Iso_error_mpi_class((Iso_error)-1) == MPI_ERR_UNKNOWN, "Iso_error_mpi_class(-1)");
+    CHECK_EQ_INT(Iso_error_mpi_class(ISO_ERR_NONE), MPI_ERR_UNKNOWN, "Iso_error_mpi_class(NONE)");
+    CHECK_EQ_INT(Iso_error_mpi_class(ISO_ERR_LASTCODE), MPI_ERR_UNKNOWN,
+                 "Iso_error_mpi_class(LASTCODE)");
+    CHECK_EQ_INT(Iso_error_mpi_class((Iso_error)-1), MPI_ERR_UNKNOWN, "Iso_error_mpi_class(-1)");
     tap_result(MPI_COMM_WORLD,
                "error classes registered, distinct, strings are the library's, round trip");
 }
@@ -509,7 +508,7 @@ static void test_create_errors(MPI_Comm iso, const nbh_t *nb, sane_t *z)
 static void test_isomorphism(const nbh_t *nb)
 {
     if (nprocs < 2) {
-        tap_result(MPI_COMM_WORLD, "non-isomorphic neighborhoods # SKIP needs 2 ranks");
+        tap_skip(MPI_COMM_WORLD, "needs 2 ranks", "non-isomorphic neighborhoods");
         return;
     }
     const char *env = getenv("ISO_VERIFY");
@@ -524,7 +523,7 @@ static void test_isomorphism(const nbh_t *nb)
     };
     for (int k = 0; k < NCASES; k++) {
         if (k == ENV && !env_on) {
-            tap_result(MPI_COMM_WORLD, "non-isomorphic: %s # SKIP ISO_VERIFY not set", cname[k]);
+            tap_skip(MPI_COMM_WORLD, "ISO_VERIFY not set", "non-isomorphic: %s", cname[k]);
             continue;
         }
         MPI_Comm cart = make_cart(1), out = MPI_COMM_NULL;
@@ -591,8 +590,7 @@ static void test_disagreement(const nbh_t *nb)
     static const char *const kv[2][3] = {{"iso_algorithm", "direct", "bruck"},
                                          {"iso_combine", "pack", "datatype"}};
     if (nprocs < 2) {
-        tap_result(MPI_COMM_WORLD, "processes disagree on algorithm / combining # SKIP needs 2 "
-                   "ranks");
+        tap_skip(MPI_COMM_WORLD, "needs 2 ranks", "processes disagree on algorithm / combining");
         return;
     }
     for (int k = 0; k < 2; k++) {

@@ -248,7 +248,7 @@ static void test_free(MPI_Comm cart)
     {
         int sum = 0, topo = -1, src, dst, got = -1;
         MPI_Topo_test(cart, &topo);
-        CHECK(topo == MPI_CART, "topology %d after Iso_neighborhood_free", topo);
+        CHECK_EQ_INT(topo, MPI_CART, "topology after Iso_neighborhood_free");
         rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, cart);
         CHECK(rc == MPI_SUCCESS && sum == nprocs * (nprocs - 1) / 2, "MPI_Allreduce on cart");
         MPI_Cart_shift(cart, 0, 1, &src, &dst);
@@ -352,7 +352,7 @@ static void test_dup(void)
     rc = MPI_Comm_dup(iso, &dup);
     CHECK(rc == MPI_SUCCESS, "MPI_Comm_dup rc=%d", rc);
     MPI_Topo_test(dup, &topo);
-    CHECK(topo == MPI_CART, "dup topology %d", topo);
+    CHECK_EQ_INT(topo, MPI_CART, "dup topology");
     check_queries(dup, c, A, "dup");
     xfer_run(&xa, dup, "dup");
     xfer_run(&xa, iso, "original after dup");

@@ -132,7 +132,7 @@ static void run_case(rcase_t *c, int which)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     MPI_Comm cart = oracle_cart(c->d, c->dims, c->periods);
     if (cart == MPI_COMM_NULL) {
-        tap_result(MPI_COMM_WORLD, "reduce %s # SKIP dims do not fit %d ranks", c->name, p);
+        tap_skip(MPI_COMM_WORLD, "dims do not fit the number of ranks", "reduce %s", c->name);
         nbh_free(&c->n);
         return;
     }

@@ -444,8 +444,7 @@ static void user_traffic_check(int (*ubuf)[64], MPI_Status *st)
               m, c, tag, st[m].MPI_SOURCE, ubuf[m][0], ubuf[m][1], ubuf[m][2]);
         if (tag >= 0 && tag < 3) {
             int want = tag == 0 ? prev : tag == 1 ? next : rank;
-            CHECK(st[m].MPI_SOURCE == want, "user message tag %d from %d, expected %d", tag,
-                  st[m].MPI_SOURCE, want);
+            CHECK_EQ_INT(st[m].MPI_SOURCE, want, "user message tag %d: source", tag);
             seen[tag]++;
         }
     }
@@ -477,7 +476,7 @@ static void run_topology(const char *name, int d, const int *dims, const int *pe
     MPI_Comm cart = oracle_cart(d, dims, periods), iso = MPI_COMM_NULL;
     int rc;
     if (cart == MPI_COMM_NULL) {
-        tap_result(MPI_COMM_WORLD, "requests %s # SKIP dims do not fit", name);
+        tap_skip(MPI_COMM_WORLD, "dims do not fit the number of ranks", "requests %s", name);
         nbh_free(&nb);
         return;
     }

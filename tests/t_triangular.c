@@ -170,8 +170,7 @@ static envelope_t check_layout(const elem_t *el, const tri_t *p, const long *cel
 
     /* size and bounds as documented */
     MPI_Type_size(tri, &size);
-    CHECK((size_t)size == (size_t)ncells * esize, "%s: size %d, expected %zu", what, size,
-          (size_t)ncells * esize);
+    CHECK_EQ_INT(size, (size_t)ncells * esize, "%s: MPI_Type_size", what);
     MPI_Type_get_extent(tri, &lb, &extent);
     if (ncells == 0) {
         CHECK(lb == 0 && extent == 0, "%s: empty type has lb %ld extent %ld", what, (long)lb,
@@ -351,7 +350,7 @@ static void test_corners(const elem_t *el, int colmajor)
                                  colmajor ? "column" : "row", corner_name[corner],
                                  interior ? "interior" : "halo", reverse ? " reversed" : "", k,
                                  n, el->name);
-                        CHECK(nc == k * (k - 1) / 2, "%s: geometry has %d cells", what, nc);
+                        CHECK_EQ_INT(nc, k * (k - 1) / 2, "%s: geometry cells", what);
                         check_layout(el, &p, cells, nc, (long)M * M, what);
                     }
                 }
@@ -502,8 +501,7 @@ static void expect_rc(int expected, int count, int first, int binc, int stride, 
 {
     MPI_Datatype t = MPI_INT; /* must be overwritten */
     int rc = Type_create_triangular(count, first, binc, stride, sinc, old, &t);
-    CHECK(error_class(rc) == expected, "%s: returned class %d, expected %d", what,
-          error_class(rc), expected);
+    CHECK_EQ_INT(error_class(rc), expected, "%s: error class", what);
     if (expected != MPI_SUCCESS)
         CHECK(t == MPI_DATATYPE_NULL, "%s: newtype not reset to MPI_DATATYPE_NULL", what);
     else
@@ -521,7 +519,7 @@ static void test_errors(void)
     expect_rc(MPI_ERR_TYPE, 3, 1, 0, 1, 0, MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL");
     expect_rc(MPI_ERR_TYPE, 0, 1, 0, 1, 0, MPI_DATATYPE_NULL, "MPI_DATATYPE_NULL, count 0");
     rc = Type_create_triangular(3, 1, 0, 1, 0, MPI_DOUBLE, NULL);
-    CHECK(error_class(rc) == MPI_ERR_ARG, "NULL newtype: class %d", error_class(rc));
+    CHECK_EQ_INT(error_class(rc), MPI_ERR_ARG, "NULL newtype: error class");
 
     /* negative block lengths */
     expect_rc(MPI_ERR_ARG, 1, -1, 0, 0, 0, MPI_DOUBLE, "firstblock -1");

@@ -1,0 +1,39 @@
+/* Error handling shared by the benchmark programs (bench/calibrate.c,
+ * bench/isobench.c, stencil/isostencil.c): a failed MPI or isocoll call
+ * ends the whole run.  Header only.
+ *
+ *   TRY(call)                  die() unless call returns MPI_SUCCESS
+ *   die(what, rc, file, line)  prints what failed with rc's error string,
+ *                              then MPI_Abort(MPI_COMM_WORLD, 2)
+ *
+ * (The tests' CHECK, tests/tap.h, counts an error and goes on; here there
+ * is nothing sensible to time after an error, so these stop.  Not
+ * "MPI_TRY": the MPI standard reserves the MPI_ prefix to itself.) */
+#ifndef ISO_BENCH_H
+#define ISO_BENCH_H
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* rc is an MPI error code or class, or an isocoll code (MPI_Error_string
+ * knows both).  Message: "rank R: WHAT failed at FILE:LINE: <error string>";
+ * the file names the program. */
+__attribute__((noreturn, unused)) static void die(const char *what, int rc, const char *file,
+                                                  int line)
+{
+    char msg[MPI_MAX_ERROR_STRING] = "";
+    int len = 0, rank = -1;
+    MPI_Error_string(rc, msg, &len);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "rank %d: %s failed at %s:%d: %s\n", rank, what, file, line, msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2); /* not reached: MPI_Abort does not return, but is not declared noreturn */
+}
+
+#define TRY(call)                                                                                 \
+    do {                                                                                          \
+        int try_rc_ = (call);                                                                     \
+        if (try_rc_ != MPI_SUCCESS)                                                               \
+            die(#call, try_rc_, __FILE__, __LINE__);                                              \
+    } while (0)
+#endif
