@@ -6,6 +6,8 @@
 #   make bench           default benchmark
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (root) or print the command
+# Only `make deps` and the two quick-start targets, `make check` and
+# `make bench`, install packages; every other target says what is missing.
 
 MPI      ?= mpich
 PREFIX   ?= /usr/local
@@ -33,7 +35,8 @@ CFLAGS   ?= $(OPT) $(WARN)
 ALLCFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fPIC $(CFLAGS) $(SANFLAGS)
 LIBCFLAGS = $(ALLCFLAGS) -DISOCOLL_BUILDING -fvisibility=hidden
 
-LIB_SRC  := $(wildcard src/*.c) $(wildcard datatypes/*.c)
+LIB_SRC  := $(wildcard src/*/*.c) $(wildcard datatypes/*.c)
+LIB_HDR  := include/isocoll.h $(wildcard src/*/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(wildcard tests/t_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
@@ -48,7 +51,7 @@ EXAMPLE  := $(BUILD)/examples/example
 all: lib
 lib: $(BUILD)/libisocoll.a $(BUILD)/libisocoll.so
 
-$(BUILD)/obj/%.o: %.c include/isocoll.h $(wildcard src/*.h) | have-mpi
+$(BUILD)/obj/%.o: %.c $(LIB_HDR) | have-mpi
 	@mkdir -p $(@D)
 	$(MPICC) $(LIBCFLAGS) -c $< -o $@
 
@@ -63,11 +66,11 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/l
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
-$(BUILD)/bench/%: bench/%.c $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
+$(BUILD)/bench/%: bench/%.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
-$(BUILD)/stencil/isostencil: stencil/isostencil.c $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
+$(BUILD)/stencil/isostencil: stencil/isostencil.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $(filter %.c %.a,$^) -o $@ -lm
 
@@ -88,7 +91,9 @@ ISO_TEST_ALGORITHMS ?= direct dimwise:datatype bruck:pack auto
 else
 ISO_TEST_ALGORITHMS ?= direct dimwise:pack bruck:datatype auto
 endif
-check: tests
+check:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory tests
 	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" \
 	  prove -f -e 'sh tests/tap-mpi' $(TEST_SRC)
 
@@ -102,7 +107,9 @@ asan:
 	$(ASAN_ENV) $(MAKE) check BUILD=build/asan OPT="-O1 -g" ISO_TEST_ALGORITHMS="$(ASAN_ALGORITHMS)" \
 	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
-bench: $(BENCH_BIN) $(EXAMPLE)
+bench:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(EXAMPLE)
 	sh bench/run-default
 
 install: lib
@@ -124,10 +131,12 @@ installcheck:
 verify-big: tests
 	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" sh tests/verify_big.sh
 
-# Dependencies: install when missing (as root) or say exactly what to run.
+# Dependencies: `make deps` installs them when missing (as root) or says
+# exactly what to run; building only checks that the compiler is there.
 have-mpi:
-	@command -v $(firstword $(MPICC)) >/dev/null 2>&1 && command -v $(firstword $(MPIEXEC)) >/dev/null 2>&1 \
-	  && command -v prove >/dev/null 2>&1 || $(MAKE) --no-print-directory deps
+	@command -v $(firstword $(MPICC)) >/dev/null 2>&1 || { \
+	  echo "isocoll: $(firstword $(MPICC)) not found; run 'make deps' (as root) or:"; \
+	  echo "  sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS)"; exit 1; }
 
 deps:
 	@missing=$$(for p in $(DEPS_PKGS) perl make gcc; do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \

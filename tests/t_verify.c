@@ -1,8 +1,8 @@
-/* Offline schedule verifier (DESIGN.md, "Schedules are verifiable
- * offline"): in one process, build the schedules of all p processes of a
+/* Offline schedule verifier (DESIGN.md, "Verification"): in one process,
+ * build the schedules of all p processes of a
  * torus or mesh for every algorithm of iso__algorithms and every collective
  * family (iso__schedule_get on a neighborhood made as nbh_build makes it),
- * and simulate them together, round by round, as src/request.c runs them:
+ * and simulate them together, round by round, as src/sched/executor.c runs them:
  *
  *   - PACK ops first (an entry is the process's own send block, an
  *     accumulator, or an entry of a message it holds from an earlier
@@ -20,7 +20,7 @@
  *     shifted by what it reserved for the first (as the next operation on
  *     the communicator would be): tag counters must stay in step.
  *   - combining schedules run a third time (tags shifted again) in datatype
- *     mode, as request.c runs them with derived datatypes: no PACK; a
+ *     mode, as src/sched/ runs them with derived datatypes: no PACK; a
  *     message is read from the places of its pieces when its SEND_MSG is
  *     posted (an entry of an incoming message from the place it was
  *     received into), its RECV_MSG is a plain receive (posting order), and
@@ -73,7 +73,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "iso_internal.h"
+#include "coll/coll.h"
 #include "oracle.h"
 #include "tap.h"
 
@@ -833,7 +833,7 @@ static const char *piece_name(iso_piece pc)
 
 /* Datatype mode: the place at process x that entry e of message m (e below
  * its n) is received into, as its destination piece names it: a receive
- * slot or a scratch vector.  Resolved as request.c's place_of() does, also
+ * slot or a scratch vector.  Resolved as sched/message.c's iso__place_of() does, also
  * where check_dests() objects (a slot in a reduction), so that the
  * simulation shows what would happen.  NULL after reporting. */
 static place_t *dest_place(sim_t *S, int x, int m, int e, const octx_t *ctx)
@@ -972,9 +972,9 @@ static void do_local(sim_t *S, int x, const iso_op *op, int round)
 {
     octx_t c = {round, kind_name(op->kind), -1, -1}, *ctx = &c;
     int n;
-    if (op->kind == ISO_OP_COPY || op->kind == ISO_OP_REDUCE) {
+    if (op->kind == ISO_OP_REDUCE) {
         if ((n = read_loc(S, x, &op->a, ctx)) >= 0)
-            write_loc(S, x, &op->b, n, op->kind == ISO_OP_REDUCE, ctx);
+            write_loc(S, x, &op->b, n, 1, ctx);
     } else if (op->kind == ISO_OP_DELIVER) {
         int combine = S->reduction && !op->first;
         iso_loc l;
@@ -1130,7 +1130,7 @@ static void check_overlap(sim_t *S, int x, int first, int end, int round, long l
     for (int k = first; k < end; k++) {
         const iso_op *op = &s->ops[k];
         long long key;
-        if (!iso__sched_is_comm(op->kind) || op->peer == MPI_PROC_NULL)
+        if (iso__op_stage(op->kind) != ISO_STAGE_COMM || op->peer == MPI_PROC_NULL)
             continue;
         if (op->kind == ISO_OP_SEND || op->kind == ISO_OP_RECV)
             key = ((long long)op->a.buf << 40) + op->a.disp;
@@ -1172,7 +1172,7 @@ static void sim_round(sim_t *S, int round, ev_t **evs, size_t *evcap, long long 
         for (int k = first; k < end; k++) {
             const iso_op *op = &s->ops[k];
             ev_t e = {0};
-            if (!iso__sched_is_comm(op->kind))
+            if (iso__op_stage(op->kind) != ISO_STAGE_COMM)
                 continue;
             if (op->peer == MPI_PROC_NULL) { /* completes at once, moves nothing */
                 if (op->kind == ISO_OP_RECV_MSG)
@@ -1202,7 +1202,7 @@ static void sim_round(sim_t *S, int round, ev_t **evs, size_t *evcap, long long 
                 e.dst = x;
                 e.side = 1;
                 /* Irecvs are posted in order; the RECV_MSGs are then matched
-                 * by probes, the last posted first (request.c), except in
+                 * by probes, the last posted first (sched/executor.c), except in
                  * datatype mode, where they are Irecvs too */
                 e.order = op->kind == ISO_OP_RECV || S->datatype ? k
                                                                  : INT_MAX / 2 + (INT_MAX / 4 - k);
@@ -1280,7 +1280,7 @@ static void check_structure(sim_t *S, int x)
         }
         for (int k = prev; k < s->round_end[r]; k++) {
             const iso_op *op = &s->ops[k];
-            if (!iso__sched_is_comm(op->kind)) {
+            if (iso__op_stage(op->kind) != ISO_STAGE_COMM) {
                 if (op->kind == ISO_OP_PACK && (op->msg < 0 || op->msg >= s->nmsgs))
                     FAIL("%s: round %d PACK of message %d of %d", pname(g, x), r, op->msg,
                          s->nmsgs);
@@ -1313,7 +1313,7 @@ static void check_structure(sim_t *S, int x)
 
 /* Datatype mode: every entry of every received message has a destination
  * piece, a receive slot or one of the schedule's nvec scratch vectors.  Not
- * a slot in a reduction: its receive buffer accumulates (request.c reduces
+ * a slot in a reduction: its receive buffer accumulates (sched/message.c reduces
  * into it).  No slot or vector receives two entries: the second would
  * overwrite the first, perhaps before it is forwarded or delivered, or in
  * the same round (undefined in MPI). */
@@ -1513,7 +1513,7 @@ enum {
 static const char *const mut_name[NMUT] = {
     "none", "send to the next rank", "receive tag + 1", "two deliveries swapped",
     "two entries of an outgoing message swapped", "nblocks + 1",
-    "a later contribution marked first", "an op moved to the next round",
+    "a later contribution marked first (REDUCE: into its source)", "an op moved to the next round",
     "a send reads an entry received in the same round",
     "the destinations of two received entries (one a slot) swapped",
     "a received entry's destination moved to another slot (reductions: slot 0)",
@@ -1669,16 +1669,19 @@ static int mutate(sim_t *S, int x, int kind)
             }
             break;
         case MUT_FIRST:
-            if ((op->kind == ISO_OP_DELIVER && !op->first && S->reduction) ||
-                op->kind == ISO_OP_REDUCE) {
-                if (op->kind == ISO_OP_REDUCE)
-                    op->kind = ISO_OP_COPY;
+            if (op->kind == ISO_OP_DELIVER && !op->first && S->reduction) {
                 op->first = 1;
+                return 1;
+            }
+            if (op->kind == ISO_OP_REDUCE) { /* direct: reduces into its source instead */
+                iso_loc t = op->a;
+                op->a = op->b;
+                op->b = t;
                 return 1;
             }
             break;
         case MUT_ROUND: /* the last comm op of round 0 with later rounds: into round 1 */
-            if (s->nrounds > 1 && k < s->round_end[0] && iso__sched_is_comm(op->kind))
+            if (s->nrounds > 1 && k < s->round_end[0] && iso__op_stage(op->kind) == ISO_STAGE_COMM)
                 b = k;
             break;
         default:
@@ -1785,13 +1788,6 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
                      pname(g, x), i, nb.sources[i], nb.targets[i], g->src[(size_t)x * s + i],
                      g->dst[(size_t)x * s + i]);
         }
-        if (iso__algorithms[alg].applicable && !iso__algorithms[alg].applicable(&nb, &S.args)) {
-            if (x > 0)
-                FAIL("applicable on %s but not on %s: processes would disagree", pname(g, 0),
-                     pname(g, x));
-            res->skipped = 1;
-            break;
-        }
         err = iso__schedule_get(&nb, &S.args, alg, &S.P[x].s);
         for (size_t k = 0; k < sizeof nb.cache / sizeof nb.cache[0]; k++)
             for (int a = 0; a < ISO_MAX_ALGORITHMS; a++) {
@@ -1810,9 +1806,9 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
     if (res->skipped || !res->ok_built)
         goto fn_exit;
     /* Datatype mode where the library may choose it (choose_datatype in
-     * algorithms.c): combining schedules, block sizes known everywhere. */
-    for (int x = 0; x < g->p; x++)
-        modes |= S.P[x].s->runtime_args ? SIM_DATATYPE : 0;
+     * coll/select.c): combining schedules, block sizes known everywhere. */
+    if (iso__algorithms[alg].shared)
+        modes |= SIM_DATATYPE;
     if (!iso__datatype_possible(&S.args))
         modes = SIM_PACKED;
     modes &= sim_modes;
@@ -1943,15 +1939,17 @@ static long check_auto(const geo_t *g)
     nbh_view(g, ISO_ALG_AUTO, nbmem, &nb);
     for (int k = 0; k < ISO_NCOLL; k++) {
         iso_args a = make_args((iso_coll)k, s, ones, displs, types);
-        int first = -2, first_dt = 0;
+        int first = -2;
+        iso_msg_mode first_dt = ISO_MODE_PACK;
         for (int x = 0; x < g->p; x++) {
-            int idx = -3, dt = 0, err;
+            int idx = -3, err;
+            iso_msg_mode dt = ISO_MODE_PACK;
             memcpy(nb.coords, g->coords + (size_t)x * d, sizeof(int) * (size_t)d);
             for (int i = 0; i < s; i++) {
                 nb.sources[i] = g->src[(size_t)x * s + i];
                 nb.targets[i] = g->dst[(size_t)x * s + i];
             }
-            err = iso__algorithm_select(&nb, &a, ISO_ALG_AUTO, ISO_COMBINE_AUTO, 0, &idx, &dt);
+            err = iso__algorithm_select(&nb, &a, ISO_ALG_AUTO, ISO_MODE_AUTO, 0, &idx, &dt);
             for (size_t q = 0; q < sizeof nb.cache / sizeof nb.cache[0]; q++)
                 for (int e = 0; e < ISO_MAX_ALGORITHMS; e++) {
                     iso__sched_release(nb.cache[q][e]);
@@ -1967,15 +1965,17 @@ static long check_auto(const geo_t *g)
                 first_dt = dt;
             } else if (idx != first || dt != first_dt) {
                 FAIL("%s: auto picks %s%s on %s but %s%s on %s", iso__coll_names[k],
-                     iso__algorithms[first].name, first_dt ? " (datatype)" : "", pname(g, 0),
-                     iso__algorithms[idx].name, dt ? " (datatype)" : "", pname(g, x));
+                     iso__algorithms[first].name,
+                     first_dt == ISO_MODE_DATATYPE ? " (datatype)" : "", pname(g, 0),
+                     iso__algorithms[idx].name, dt == ISO_MODE_DATATYPE ? " (datatype)" : "",
+                     pname(g, x));
                 break;
             }
         }
         if (first >= 0)
             n += snprintf(text + n, sizeof text - (size_t)n, "%s%s %s%s", k ? ", " : "",
                           iso__coll_names[k], iso__algorithms[first].name,
-                          first_dt ? " (datatype)" : "");
+                          first_dt == ISO_MODE_DATATYPE ? " (datatype)" : "");
     }
     free(ones);
     free(displs);

@@ -9,7 +9,7 @@
  * hop by sign(m) 2^k V instead, ceil(log2(s+1)) rounds for {V..sV} whatever
  * the direction of V.  The builder takes whichever variant sends fewer
  * messages (per-dimension on ties). */
-#include "iso_internal.h"
+#include "coll/coll.h"
 #include <stdlib.h>
 
 #define BITS 30 /* phases per dimension: offsets are below 2^30 */
@@ -99,7 +99,7 @@ int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out)
     int *line = malloc(sizeof(int) * (size_t)(nb->d + 1)), err;
     iso_sched alt;
     if (line == NULL)
-        return iso__errclass(ISO_ERR_NOMEM);
+        return iso__error(ISO_ERR_NOMEM);
     err = iso__build_combining(nb, a, route_dims, NULL, out);
     if (err == MPI_SUCCESS && nb->d > 1 && find_line(nb, line)) {
         iso__sched_init(&alt);

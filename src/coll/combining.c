@@ -18,13 +18,12 @@
  * sender and the receiver evaluate the same condition, and routes move
  * monotonically between origin and target, so every hop stays on the mesh.
  *
- * Packed messages carry a header of per-block byte sizes, so the v and w
- * forms work although an intermediate process does not know the counts of
- * the blocks it forwards.  In datatype mode (regular forms) a message is a
- * struct type over the places of its blocks: an incoming block lands in
- * the receive slot where its route ends, or in a scratch vector if it only
- * passes through.  Each message of an operation has its own tag. */
-#include "iso_internal.h"
+ * Each combined message lists its pieces (where its blocks come from, or
+ * land in datatype mode: the receive slot where the route ends, or a
+ * scratch vector for blocks passing through); how the executor makes it,
+ * packed or as a datatype, is in DESIGN.md ("Combined messages").  Each
+ * message of an operation has its own tag. */
+#include "coll/coll.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,30 +63,19 @@ static void hop_add(const trie_t *t, int dim, int step, int *v)
 
 static int push_int(int **arr, int *n, int *cap, int v)
 {
-    if (*n == *cap) {
-        int c = *cap ? 2 * *cap : 4;
-        int *p = realloc(*arr, sizeof(int) * (size_t)c);
-        if (p == NULL)
-            return -1;
-        *arr = p;
-        *cap = c;
-    }
-    (*arr)[(*n)++] = v;
-    return 0;
+    int err = iso__grow(arr, cap, *n + 1, sizeof **arr);
+    if (err == MPI_SUCCESS)
+        (*arr)[(*n)++] = v;
+    return err;
 }
 
-static int new_node(trie_t *t, int parent, int phase, int dim, int step, int group)
+/* A new node; its index in *index. */
+static int new_node(trie_t *t, int parent, int phase, int dim, int step, int group, int *index)
 {
-    int d = t->nb->d;
+    int d = t->nb->d, err;
     node_t *n;
-    if (t->nnodes == t->cap) {
-        int c = t->cap ? 2 * t->cap : 64;
-        node_t *p = realloc(t->nodes, sizeof(node_t) * (size_t)c);
-        if (p == NULL)
-            return -1;
-        t->nodes = p;
-        t->cap = c;
-    }
+    if ((err = iso__grow(&t->nodes, &t->cap, t->nnodes + 1, sizeof *t->nodes)) != MPI_SUCCESS)
+        return err;
     n = &t->nodes[t->nnodes];
     memset(n, 0, sizeof *n);
     n->parent = parent;
@@ -98,12 +86,13 @@ static int new_node(trie_t *t, int parent, int phase, int dim, int step, int gro
     n->msg_in = n->entry_in = -1;
     n->prefix = calloc((size_t)d + 1, sizeof(int));
     if (n->prefix == NULL)
-        return -1;
+        return iso__error(ISO_ERR_NOMEM);
     if (parent >= 0) {
         memcpy(n->prefix, t->nodes[parent].prefix, sizeof(int) * (size_t)d);
         hop_add(t, dim, step, n->prefix);
     }
-    return t->nnodes++;
+    *index = t->nnodes++;
+    return MPI_SUCCESS;
 }
 
 static void trie_free(trie_t *t)
@@ -123,12 +112,8 @@ static void trie_free(trie_t *t)
 /* Is caller + sign*a + b on the mesh (b may be NULL)? */
 static int on_mesh(const iso_nbh *nb, const int *a, int sign, const int *b)
 {
-    for (int j = 0; j < nb->d; j++) {
-        long long x = (long long)nb->coords[j] + sign * (long long)a[j] + (b ? b[j] : 0);
-        if (!nb->periods[j] && (x < 0 || x >= nb->dims[j]))
-            return 0;
-    }
-    return 1;
+    iso_grid g = iso__nbh_grid(nb);
+    return iso__grid_point(&g, a, sign, b, NULL);
 }
 
 /* Does node n carry data when its origin is caller - origin_off?  The
@@ -141,16 +126,9 @@ static int needed(const trie_t *t, const node_t *n, const int *origin_off)
         return 1;
     if (!on_mesh(nb, origin_off, -1, NULL))
         return 0;
-    for (int k = 0; k < n->npass; k++) {
-        const int *c = nb->offsets + (size_t)n->pass[k] * (size_t)nb->d;
-        int ok = 1;
-        for (int j = 0; j < nb->d && ok; j++) {
-            long long x = (long long)nb->coords[j] - origin_off[j] + c[j];
-            ok = nb->periods[j] || (x >= 0 && x < nb->dims[j]);
-        }
-        if (ok)
+    for (int k = 0; k < n->npass; k++) /* target: caller - origin_off + C^i */
+        if (on_mesh(nb, origin_off, -1, nb->offsets + (size_t)n->pass[k] * (size_t)nb->d))
             return 1;
-    }
     return 0;
 }
 
@@ -165,29 +143,29 @@ static int trie_build(trie_t *t, iso_route_fn route, int personalized, int **pha
 {
     const iso_nbh *nb = t->nb;
     int s = nb->s, nroots = personalized ? s : (s > 0);
-    int nall = 0, *all = NULL;
+    int nall = 0, *all = NULL, err, root;
     t->maxhops = 32 * (nb->d + 1);
     t->cur = malloc(sizeof(int) * (size_t)(s + 1));
     t->hp = calloc((size_t)s + 1, sizeof(int));
     t->nhops = malloc(sizeof(int) * (size_t)(s + 1));
     t->hops = malloc(sizeof(iso_hop) * (size_t)t->maxhops * (size_t)(s + 1));
     if (!t->cur || !t->hp || !t->nhops || !t->hops)
-        return -1;
+        return iso__error(ISO_ERR_NOMEM);
     for (int g = 0; g < nroots; g++)
-        if (new_node(t, -1, -1, 0, 0, g) < 0)
-            return -1;
+        if ((err = new_node(t, -1, -1, 0, 0, g, &root)) != MPI_SUCCESS)
+            return err;
     for (int i = 0; i < s; i++) {
         t->cur[i] = personalized ? i : 0;
         t->nhops[i] = route(nb, t->line, nb->offsets + (size_t)i * (size_t)nb->d,
                             t->hops + (size_t)i * (size_t)t->maxhops, t->maxhops);
-        if (t->nhops[i] < 0)
-            return -1;
+        if (t->nhops[i] < 0) /* offsets below 2^30 have short routes */
+            return iso__error(ISO_ERR_INTERN);
         nall += t->nhops[i];
     }
     /* the distinct phases, in order */
     all = malloc(sizeof(int) * (size_t)(nall + 1));
     if (all == NULL)
-        return -1;
+        return iso__error(ISO_ERR_NOMEM);
     nall = 0;
     for (int i = 0; i < s; i++)
         for (int h = 0; h < t->nhops[i]; h++)
@@ -200,9 +178,9 @@ static int trie_build(trie_t *t, iso_route_fn route, int personalized, int **pha
     *phases = all;
 
     for (int i = 0; i < s; i++) /* every slot passes through its root */
-        if (push_int(&t->nodes[t->cur[i]].pass, &t->nodes[t->cur[i]].npass,
-                     &t->nodes[t->cur[i]].pass_cap, i))
-            return -1;
+        if ((err = push_int(&t->nodes[t->cur[i]].pass, &t->nodes[t->cur[i]].npass,
+                            &t->nodes[t->cur[i]].pass_cap, i)) != MPI_SUCCESS)
+            return err;
     for (int p = 0; p < *nphases; p++) {
         int first_new = t->nnodes;
         for (int i = 0; i < s; i++) {
@@ -214,22 +192,21 @@ static int trie_build(trie_t *t, iso_route_fn route, int personalized, int **pha
                 if (t->nodes[k].parent == t->cur[i] && t->nodes[k].dim == h->dim &&
                     t->nodes[k].step == h->step)
                     child = k;
-            if (child < 0 &&
-                (child = new_node(t, t->cur[i], all[p], h->dim, h->step,
-                                  t->nodes[t->cur[i]].group)) < 0)
-                return -1;
+            if (child < 0 && (err = new_node(t, t->cur[i], all[p], h->dim, h->step,
+                                             t->nodes[t->cur[i]].group, &child)) != MPI_SUCCESS)
+                return err;
             t->cur[i] = child;
             t->hp[i]++;
-            if (push_int(&t->nodes[child].pass, &t->nodes[child].npass,
-                         &t->nodes[child].pass_cap, i))
-                return -1;
+            if ((err = push_int(&t->nodes[child].pass, &t->nodes[child].npass,
+                                &t->nodes[child].pass_cap, i)) != MPI_SUCCESS)
+                return err;
         }
     }
     for (int i = 0; i < s; i++)
-        if (push_int(&t->nodes[t->cur[i]].final, &t->nodes[t->cur[i]].nfinal,
-                     &t->nodes[t->cur[i]].final_cap, i))
-            return -1;
-    return 0;
+        if ((err = push_int(&t->nodes[t->cur[i]].final, &t->nodes[t->cur[i]].nfinal,
+                            &t->nodes[t->cur[i]].final_cap, i)) != MPI_SUCCESS)
+            return err;
+    return MPI_SUCCESS;
 }
 
 /* Delivers every final slot of node n from piece pc. */
@@ -266,7 +243,7 @@ static int emit_send(iso_sched *out, const iso_nbh *nb, const int *delta, int ms
     int err;
     send.peer = iso__shifted_rank(nb, delta, +1, scratch);
     if (send.peer == MPI_PROC_NULL)
-        return iso__errclass(ISO_ERR_INTERN);
+        return iso__error(ISO_ERR_INTERN);
     err = iso__sched_add(out, &pack);
     return err ? err : iso__sched_add(out, &send);
 }
@@ -278,7 +255,7 @@ static int emit_recv(iso_sched *out, const iso_nbh *nb, const int *delta, int ms
     iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = msg, .tag = tag};
     recv.peer = iso__shifted_rank(nb, delta, -1, scratch);
     if (recv.peer == MPI_PROC_NULL)
-        return iso__errclass(ISO_ERR_INTERN);
+        return iso__error(ISO_ERR_INTERN);
     return iso__sched_add(out, &recv);
 }
 
@@ -292,7 +269,7 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
     int *list = malloc(sizeof(int) * (size_t)(t->nnodes + 1));
     int *delta = calloc((size_t)d + 1, sizeof(int));
     if (!done || !list || !delta) {
-        err = iso__errclass(ISO_ERR_NOMEM);
+        err = iso__error(ISO_ERR_NOMEM);
         goto fn_exit;
     }
     for (int k = 0; k < t->nnodes && !err; k++) {
@@ -410,38 +387,31 @@ typedef struct {
     int n, cap;
 } partials_t;
 
-static int partial_find(partials_t *ps, const trie_t *t, int rep, int h)
+/* The live partial with key (rep, h), made if there is none; in *index. */
+static int partial_find(partials_t *ps, const trie_t *t, int rep, int h, int *index)
 {
+    int err;
     for (int k = 0; k < ps->n; k++)
-        if (ps->p[k].alive && same_suffix(t, ps->p[k].rep, ps->p[k].h, rep, h))
-            return k;
-    if (ps->n == ps->cap) {
-        int c = ps->cap ? 2 * ps->cap : 32;
-        partial_t *q = realloc(ps->p, sizeof(partial_t) * (size_t)c);
-        if (q == NULL)
-            return -1;
-        ps->p = q;
-        ps->cap = c;
-    }
+        if (ps->p[k].alive && same_suffix(t, ps->p[k].rep, ps->p[k].h, rep, h)) {
+            *index = k;
+            return MPI_SUCCESS;
+        }
+    if ((err = iso__grow(&ps->p, &ps->cap, ps->n + 1, sizeof *ps->p)) != MPI_SUCCESS)
+        return err;
     memset(&ps->p[ps->n], 0, sizeof(partial_t));
     ps->p[ps->n].rep = rep;
     ps->p[ps->n].h = h;
     ps->p[ps->n].alive = 1;
-    return ps->n++;
+    *index = ps->n++;
+    return MPI_SUCCESS;
 }
 
 static int partial_add(partial_t *p, iso_piece pc)
 {
-    if (p->npieces == p->cap) {
-        int c = p->cap ? 2 * p->cap : 4;
-        iso_piece *q = realloc(p->pieces, sizeof(iso_piece) * (size_t)c);
-        if (q == NULL)
-            return -1;
-        p->pieces = q;
-        p->cap = c;
-    }
-    p->pieces[p->npieces++] = pc;
-    return 0;
+    int err = iso__grow(&p->pieces, &p->cap, p->npieces + 1, sizeof *p->pieces);
+    if (err == MPI_SUCCESS)
+        p->pieces[p->npieces++] = pc;
+    return err;
 }
 
 static const iso_hop *first_hop(const trie_t *t, const partial_t *p)
@@ -488,7 +458,7 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
     int *delta = calloc((size_t)d + 1, sizeof(int)), *yoff = calloc((size_t)d + 1, sizeof(int));
     int *v = calloc((size_t)d + 1, sizeof(int));
     if (!done || !list || !delta || !yoff || !v) {
-        err = iso__errclass(ISO_ERR_NOMEM);
+        err = iso__error(ISO_ERR_NOMEM);
         goto fn_exit;
     }
     for (int k = 0; k < n0 && !err; k++) {
@@ -513,7 +483,7 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
             if (!partial_needed(t, p->rep, p->h, yoff, v))
                 continue;
             if (p->npieces != 1) { /* settle() leaves exactly one */
-                err = iso__errclass(ISO_ERR_INTERN);
+                err = iso__error(ISO_ERR_INTERN);
                 break;
             }
             err = iso__sched_msg_add(out, &msg, p->pieces[0]);
@@ -523,19 +493,17 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
         /* incoming: the same keys, from caller - delta, one hop further */
         msg = -1;
         for (int e = 0; e < nl && !err; e++) {
-            int rep = ps->p[list[e]].rep, h = ps->p[list[e]].h;
-            int q = partial_find(ps, t, rep, h + 1); /* structural: always */
+            int rep = ps->p[list[e]].rep, h = ps->p[list[e]].h, q;
+            /* the partial exists whether or not data comes: structural */
+            if ((err = partial_find(ps, t, rep, h + 1, &q)) != MPI_SUCCESS)
+                break;
             for (int j = 0; j < d; j++)
                 yoff[j] = -delta[j];
-            if (q < 0) {
-                err = iso__errclass(ISO_ERR_NOMEM);
-                break;
-            }
             if (!partial_needed(t, rep, h, yoff, v))
                 continue;
-            if ((err = iso__sched_msg_add(out, &msg, (iso_piece){ISO_PIECE_VEC, out->nvec++})) ||
-                partial_add(&ps->p[q], (iso_piece){msg, out->msgs[msg].n - 1}))
-                err = err ? err : iso__errclass(ISO_ERR_NOMEM);
+            if ((err = iso__sched_msg_add(out, &msg, (iso_piece){ISO_PIECE_VEC, out->nvec++})) ==
+                MPI_SUCCESS)
+                err = partial_add(&ps->p[q], (iso_piece){msg, out->msgs[msg].n - 1});
         }
         if (!err && msg >= 0)
             err = emit_recv(out, nb, delta, msg, *tag, scratch);
@@ -562,12 +530,10 @@ static int build_reduction(trie_t *t, const int *phases, int nphases, int person
      * (and so message order and tags) are the same on every process; only
      * their pieces depend on what exists around it. */
     for (int i = 0; i < nb->s && !err; i++) {
-        int q = partial_find(&ps, t, i, 0);
-        if (q < 0)
-            err = iso__errclass(ISO_ERR_NOMEM);
-        else if ((t->torus || on_mesh(nb, nb->offsets + (size_t)i * (size_t)nb->d, 1, NULL)) &&
-                 partial_add(&ps.p[q], (iso_piece){ISO_PIECE_USER, personalized ? i : 0}))
-            err = iso__errclass(ISO_ERR_NOMEM);
+        int q;
+        if ((err = partial_find(&ps, t, i, 0, &q)) == MPI_SUCCESS &&
+            (t->torus || on_mesh(nb, nb->offsets + (size_t)i * (size_t)nb->d, 1, NULL)))
+            err = partial_add(&ps.p[q], (iso_piece){ISO_PIECE_USER, personalized ? i : 0});
     }
     if (!err)
         err = settle(t, &ps, nphases > 0 ? phases[0] : -1, out, &delivered);
@@ -597,12 +563,13 @@ int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn rout
     t.torus = 1;
     for (int j = 0; j < nb->d; j++)
         t.torus &= nb->periods[j] != 0;
-    if (scratch == NULL || trie_build(&t, route, personalized, &phases, &nphases)) {
-        err = iso__errclass(ISO_ERR_NOMEM);
+    if (scratch == NULL)
+        err = iso__error(ISO_ERR_NOMEM);
+    else
+        err = trie_build(&t, route, personalized, &phases, &nphases);
+    if (err != MPI_SUCCESS)
         goto fn_exit;
-    }
-    out->runtime_args = 1;
-    if (a->coll == ISO_REDUCE || a->coll == ISO_SCATTER_REDUCE) {
+    if (iso__is_reduction(a->coll)) {
         err = build_reduction(&t, phases, nphases, personalized, out, scratch);
         goto fn_exit;
     }

@@ -3,7 +3,7 @@
  * coordinate, in dimension order; phase j sends one combined message per
  * distinct non-zero j-th coordinate.  Moore radius r in d dimensions:
  * 2rd messages instead of (2r+1)^d - 1. */
-#include "iso_internal.h"
+#include "coll/coll.h"
 
 static int route(const iso_nbh *nb, const int *line, const int *c, iso_hop *hops, int maxhops)
 {

@@ -4,7 +4,7 @@
  * processes (periodic dimensions of size 1 or 2, repeated offsets), MPI's
  * non-overtaking rule matches block i with slot i, because the indices i
  * with X + C^i = Y are exactly those with Y - C^i = X. */
-#include "iso_internal.h"
+#include "coll/coll.h"
 
 /* Reductions: the first existing source lands in recvbuf, the others in
  * scratch slots that are then combined into recvbuf. */
@@ -38,7 +38,7 @@ static int build_reduce_receives(const iso_nbh *nb, const iso_args *a, iso_sched
 
 int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out)
 {
-    int reduction = a->coll == ISO_REDUCE || a->coll == ISO_SCATTER_REDUCE;
+    int reduction = iso__is_reduction(a->coll);
     int nslots = 0, err = MPI_SUCCESS;
     MPI_Aint slot_bytes = 0, slot_shift = 0;
 

@@ -1,6 +1,6 @@
 /* Library error classes: registered once with MPI_Add_error_class and
  * MPI_Add_error_string, raised through the communicator's error handler. */
-#include "iso_internal.h"
+#include "core/core.h"
 
 static const char *const messages[ISO_ERR_LASTCODE] = {
     [ISO_ERR_NONE] = "no error",
@@ -37,12 +37,12 @@ static void register_classes(void)
     }
 }
 
-int iso__errclass(Iso_error err)
+int iso__error(Iso_error e)
 {
-    if (err <= ISO_ERR_NONE || err >= ISO_ERR_LASTCODE)
+    if (e <= ISO_ERR_NONE || e >= ISO_ERR_LASTCODE)
         return MPI_ERR_UNKNOWN;
     register_classes();
-    return codes[err];
+    return codes[e];
 }
 
 int iso__raise(MPI_Comm comm, int err)
@@ -50,11 +50,6 @@ int iso__raise(MPI_Comm comm, int err)
     if (err != MPI_SUCCESS)
         MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err);
     return err;
-}
-
-int iso__fail(MPI_Comm comm, Iso_error err)
-{
-    return iso__raise(comm, iso__errclass(err));
 }
 
 int Iso_error_mpi_class(Iso_error err)
@@ -69,7 +64,7 @@ int Iso_error_class(int mpi_errorcode, Iso_error *err)
 {
     int cls = MPI_ERR_UNKNOWN;
     if (err == NULL)
-        return iso__fail(MPI_COMM_NULL, ISO_ERR_ARG);
+        return iso__raise(MPI_COMM_NULL, iso__error(ISO_ERR_ARG));
     *err = ISO_ERR_NONE;
     if (mpi_errorcode == MPI_SUCCESS)
         return MPI_SUCCESS;

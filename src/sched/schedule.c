@@ -1,12 +1,25 @@
-/* The schedule: one typed array of operations with round boundaries, built
- * by the algorithms and run by the one executor in request.c. */
-#include "iso_internal.h"
+/* Building a schedule: ops appended round by round, combined messages and
+ * their pieces, the datatypes it owns; and its per-process statistics. */
+#include "sched/sched.h"
 #include <stdlib.h>
 #include <string.h>
+
+const char *const iso__coll_names[ISO_NCOLL] = {"alltoall", "allgather", "reduce",
+                                                "scatter_reduce"};
 
 void iso__sched_init(iso_sched *s)
 {
     memset(s, 0, sizeof *s);
+}
+
+int iso__sched_new(iso_sched **out)
+{
+    *out = malloc(sizeof **out);
+    if (*out == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    iso__sched_init(*out);
+    (*out)->refs = 1;
+    return MPI_SUCCESS;
 }
 
 void iso__sched_destroy(iso_sched *s)
@@ -26,56 +39,6 @@ void iso__sched_destroy(iso_sched *s)
     iso__sched_init(s);
 }
 
-/* Grows *arr (elements of size sz, capacity *cap) to hold n elements. */
-static int grow(void **arr, int *cap, int n, size_t sz)
-{
-    void *p;
-    int c;
-    if (n <= *cap)
-        return 0;
-    c = *cap ? 2 * *cap : 16;
-    if (c < n)
-        c = n;
-    p = realloc(*arr, (size_t)c * sz);
-    if (p == NULL)
-        return -1;
-    *arr = p;
-    *cap = c;
-    return 0;
-}
-
-int iso__sched_is_comm(iso_opkind k)
-{
-    return k == ISO_OP_SEND || k == ISO_OP_RECV || k == ISO_OP_SEND_MSG || k == ISO_OP_RECV_MSG;
-}
-
-int iso__sched_msg(iso_sched *s)
-{
-    if (grow((void **)&s->msgs, &s->msgs_cap, s->nmsgs + 1, sizeof *s->msgs))
-        return -1;
-    s->msgs[s->nmsgs].first = s->npieces;
-    s->msgs[s->nmsgs].n = 0;
-    return s->nmsgs++;
-}
-
-int iso__sched_msg_piece(iso_sched *s, int msg, iso_piece p)
-{
-    if (msg != s->nmsgs - 1 || s->msgs[msg].first + s->msgs[msg].n != s->npieces)
-        return iso__errclass(ISO_ERR_INTERN);
-    if (grow((void **)&s->pieces, &s->pieces_cap, s->npieces + 1, sizeof *s->pieces))
-        return iso__errclass(ISO_ERR_NOMEM);
-    s->pieces[s->npieces++] = p;
-    s->msgs[msg].n++;
-    return MPI_SUCCESS;
-}
-
-int iso__sched_msg_add(iso_sched *s, int *msg, iso_piece p)
-{
-    if (*msg < 0 && (*msg = iso__sched_msg(s)) < 0)
-        return iso__errclass(ISO_ERR_NOMEM);
-    return iso__sched_msg_piece(s, *msg, p);
-}
-
 void iso__sched_release(iso_sched *s)
 {
     if (s == NULL || --s->refs > 0)
@@ -84,12 +47,27 @@ void iso__sched_release(iso_sched *s)
     free(s);
 }
 
+iso_stage iso__op_stage(iso_opkind k)
+{
+    switch (k) {
+    case ISO_OP_PACK:
+        return ISO_STAGE_PACK;
+    case ISO_OP_SEND:
+    case ISO_OP_RECV:
+    case ISO_OP_SEND_MSG:
+    case ISO_OP_RECV_MSG:
+        return ISO_STAGE_COMM;
+    default:
+        return ISO_STAGE_LOCAL;
+    }
+}
+
 int iso__sched_add(iso_sched *s, const iso_op *op)
 {
-    if (grow((void **)&s->ops, &s->ops_cap, s->nops + 1, sizeof *s->ops))
-        return iso__errclass(ISO_ERR_NOMEM);
-    s->ops[s->nops++] = *op;
-    return MPI_SUCCESS;
+    int err = iso__grow(&s->ops, &s->ops_cap, s->nops + 1, sizeof *s->ops);
+    if (err == MPI_SUCCESS)
+        s->ops[s->nops++] = *op;
+    return err;
 }
 
 int iso__sched_send(iso_sched *s, int peer, int tag, iso_loc a)
@@ -104,46 +82,51 @@ int iso__sched_recv(iso_sched *s, int peer, int tag, iso_loc a)
     return iso__sched_add(s, &op);
 }
 
-int iso__sched_copy(iso_sched *s, iso_loc from, iso_loc to)
-{
-    iso_op op = {.kind = ISO_OP_COPY, .a = from, .b = to};
-    return iso__sched_add(s, &op);
-}
-
 int iso__sched_reduce(iso_sched *s, iso_loc from, iso_loc to, MPI_Op mop)
 {
     iso_op op = {.kind = ISO_OP_REDUCE, .a = from, .b = to, .op = mop};
     return iso__sched_add(s, &op);
 }
 
+int iso__sched_msg_add(iso_sched *s, int *msg, iso_piece p)
+{
+    int err;
+    if (*msg < 0) {
+        if ((err = iso__grow(&s->msgs, &s->msgs_cap, s->nmsgs + 1, sizeof *s->msgs)))
+            return err;
+        s->msgs[s->nmsgs] = (iso_msg){.first = s->npieces, .n = 0};
+        *msg = s->nmsgs++;
+    }
+    /* a message's pieces are consecutive: only the newest message grows */
+    if (*msg != s->nmsgs - 1 || s->msgs[*msg].first + s->msgs[*msg].n != s->npieces)
+        return iso__error(ISO_ERR_INTERN);
+    if ((err = iso__grow(&s->pieces, &s->pieces_cap, s->npieces + 1, sizeof *s->pieces)))
+        return err;
+    s->pieces[s->npieces++] = p;
+    s->msgs[*msg].n++;
+    return MPI_SUCCESS;
+}
+
 int iso__sched_end_round(iso_sched *s)
 {
     int first = s->nrounds ? s->round_end[s->nrounds - 1] : 0, ncomm = 0;
-    if (grow((void **)&s->round_end, &s->rounds_cap, s->nrounds + 1, sizeof *s->round_end))
-        return iso__errclass(ISO_ERR_NOMEM);
+    int err = iso__grow(&s->round_end, &s->rounds_cap, s->nrounds + 1, sizeof *s->round_end);
+    if (err)
+        return err;
     s->round_end[s->nrounds++] = s->nops;
     for (int k = first; k < s->nops; k++)
-        ncomm += iso__sched_is_comm(s->ops[k].kind);
+        ncomm += iso__op_stage(s->ops[k].kind) == ISO_STAGE_COMM;
     if (ncomm > s->max_comm)
         s->max_comm = ncomm;
     return MPI_SUCCESS;
 }
 
-static int is_named(MPI_Datatype t)
-{
-    int ni, na, nd, combiner;
-    if (MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
-        return 1;
-    return combiner == MPI_COMBINER_NAMED;
-}
-
-/* Registers a datatype the schedule frees when destroyed. */
 int iso__sched_own(iso_sched *s, MPI_Datatype t)
 {
-    if (grow((void **)&s->owned, &s->owned_cap, s->nowned + 1, sizeof *s->owned))
-        return iso__errclass(ISO_ERR_NOMEM);
-    s->owned[s->nowned++] = t;
-    return MPI_SUCCESS;
+    int err = iso__grow(&s->owned, &s->owned_cap, s->nowned + 1, sizeof *s->owned);
+    if (err == MPI_SUCCESS)
+        s->owned[s->nowned++] = t;
+    return err;
 }
 
 static int owns(const iso_sched *s, MPI_Datatype t)
@@ -161,9 +144,7 @@ int iso__sched_retain_types(iso_sched *s, int first)
     for (int k = first; k < s->nops && err == MPI_SUCCESS; k++) {
         iso_loc *locs[2] = {&s->ops[k].a, &s->ops[k].b};
         iso_opkind kind = s->ops[k].kind;
-        int nloc = (kind == ISO_OP_SEND || kind == ISO_OP_RECV)      ? 1
-                   : (kind == ISO_OP_COPY || kind == ISO_OP_REDUCE) ? 2
-                                                                    : 0;
+        int nloc = (kind == ISO_OP_SEND || kind == ISO_OP_RECV) ? 1 : kind == ISO_OP_REDUCE ? 2 : 0;
         for (int j = 0; j < nloc && err == MPI_SUCCESS; j++) {
             MPI_Datatype t = locs[j]->type;
             int m = 0;
@@ -173,14 +154,11 @@ int iso__sched_retain_types(iso_sched *s, int first)
                 locs[j]->type = to[m];
                 continue;
             }
-            if (t == MPI_DATATYPE_NULL || is_named(t) || owns(s, t))
+            if (t == MPI_DATATYPE_NULL || iso__type_is_named(t) || owns(s, t))
                 continue;
-            if (grow((void **)&from, &cap, n + 1, sizeof *from) ||
-                grow((void **)&to, &cap2, n + 1, sizeof *to)) {
-                err = iso__errclass(ISO_ERR_NOMEM);
-                break;
-            }
-            if ((err = MPI_Type_dup(t, &to[n])) != MPI_SUCCESS)
+            if ((err = iso__grow(&from, &cap, n + 1, sizeof *from)) ||
+                (err = iso__grow(&to, &cap2, n + 1, sizeof *to)) ||
+                (err = MPI_Type_dup(t, &to[n])) != MPI_SUCCESS)
                 break;
             if ((err = iso__sched_own(s, to[n])) != MPI_SUCCESS) {
                 MPI_Type_free(&to[n]);
@@ -193,4 +171,51 @@ int iso__sched_retain_types(iso_sched *s, int first)
     free(from);
     free(to);
     return err;
+}
+
+void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops)
+{
+    int sent = 0, received = 0;
+    long long hops = 0;
+    for (int k = 0; k < s->nops; k++) {
+        iso_opkind kind = s->ops[k].kind;
+        if (kind == ISO_OP_SEND || kind == ISO_OP_SEND_MSG) {
+            sent++;
+            hops += s->ops[k].nblocks;
+        } else if (kind == ISO_OP_RECV || kind == ISO_OP_RECV_MSG) {
+            received++;
+        }
+    }
+    *rounds = sent > received ? sent : received;
+    *messages = sent;
+    *block_hops = hops;
+}
+
+iso_loc iso__block(const iso_side *side, int buf, int i)
+{
+    iso_loc l = {buf, 0, side->count, side->type};
+    switch (side->layout) {
+    case ISO_LAYOUT_STRIDED:
+        l.disp = (MPI_Aint)i * side->count * side->extent;
+        break;
+    case ISO_LAYOUT_V:
+        l.count = side->counts[i];
+        l.disp = (MPI_Aint)side->idispls[i] * side->extent;
+        break;
+    case ISO_LAYOUT_W:
+        l.count = side->counts[i];
+        l.disp = side->adispls[i];
+        l.type = side->types[i];
+        break;
+    case ISO_LAYOUT_SAME:
+        break;
+    }
+    return l;
+}
+
+/* Every process knows the size of every block it receives or forwards when
+ * the receive side is regular: all forms but the v/w alltoall/allgather. */
+int iso__datatype_possible(const iso_args *a)
+{
+    return a->recv.layout == ISO_LAYOUT_STRIDED || a->recv.layout == ISO_LAYOUT_SAME;
 }

@@ -1,19 +1,18 @@
 /* Relative coordinates on Cartesian communicators (paper, section 6) and
  * MPI's own Cartesian neighborhood. */
-#include "iso_internal.h"
+#include "topo/topo.h"
 #include <limits.h>
 #include <stdlib.h>
 
-/* Errors for a communicator that should be Cartesian (not raised). */
 int iso__cart_check(MPI_Comm comm)
 {
     int topo, err;
     if (comm == MPI_COMM_NULL)
-        return iso__errclass(ISO_ERR_NOT_CART);
+        return iso__error(ISO_ERR_NOT_CART);
     err = MPI_Topo_test(comm, &topo);
     if (err != MPI_SUCCESS)
         return err;
-    return topo == MPI_CART ? MPI_SUCCESS : iso__errclass(ISO_ERR_NOT_CART);
+    return topo == MPI_CART ? MPI_SUCCESS : iso__error(ISO_ERR_NOT_CART);
 }
 
 int iso__coords_rank(int d, const int *dims, const int *coords)
@@ -32,7 +31,7 @@ static int cart_layout(MPI_Comm comm, int *d, int **mem)
         return err;
     *mem = malloc(sizeof(int) * (size_t)(3 * *d + 1));
     if (*mem == NULL)
-        return iso__errclass(ISO_ERR_NOMEM);
+        return iso__error(ISO_ERR_NOMEM);
     err = MPI_Cart_get(comm, *d, *mem, *mem + *d, *mem + 2 * *d);
     if (err != MPI_SUCCESS) {
         free(*mem);
@@ -41,19 +40,26 @@ static int cart_layout(MPI_Comm comm, int *d, int **mem)
     return err;
 }
 
-/* Rank of caller + sign*relative, MPI_PROC_NULL off a non-periodic mesh. */
-static int shifted_rank(int d, const int *dims, const int *periods, const int *me,
-                        const int *relative, int sign, int *scratch)
+int iso__grid_point(const iso_grid *g, const int *a, int sign, const int *b, int *out)
 {
-    for (int j = 0; j < d; j++) {
-        long long x = (long long)me[j] + sign * (long long)relative[j];
-        if (periods[j])
-            x = ((x % dims[j]) + dims[j]) % dims[j];
-        else if (x < 0 || x >= dims[j])
-            return MPI_PROC_NULL;
-        scratch[j] = (int)x;
+    for (int j = 0; j < g->d; j++) {
+        long long x = (long long)g->coords[j] + sign * (long long)a[j] + (b ? b[j] : 0);
+        if (g->periods[j])
+            x = ((x % g->dims[j]) + g->dims[j]) % g->dims[j];
+        else if (x < 0 || x >= g->dims[j])
+            return 0;
+        if (out)
+            out[j] = (int)x;
     }
-    return iso__coords_rank(d, dims, scratch);
+    return 1;
+}
+
+/* Rank of caller + sign*relative, MPI_PROC_NULL off a non-periodic mesh. */
+static int shifted_rank(const iso_grid *g, const int *relative, int sign, int *scratch)
+{
+    if (!iso__grid_point(g, relative, sign, NULL, scratch))
+        return MPI_PROC_NULL;
+    return iso__coords_rank(g->d, g->dims, scratch);
 }
 
 /* Shared body of the three translation functions. */
@@ -66,20 +72,20 @@ static int relative_shift(MPI_Comm comm, const int relative[], int *source, int 
     if (err != MPI_SUCCESS)
         return err;
     if (d > 0 && relative == NULL) {
-        err = iso__errclass(ISO_ERR_ARG);
+        err = iso__error(ISO_ERR_ARG);
         goto fn_exit;
     }
     {
-        int *dims = mem, *periods = mem + d, *me = mem + 2 * d;
+        iso_grid g = {d, mem, mem + d, mem + 2 * d};
         int *scratch = malloc(sizeof(int) * (size_t)(d + 1));
         if (scratch == NULL) {
-            err = iso__errclass(ISO_ERR_NOMEM);
+            err = iso__error(ISO_ERR_NOMEM);
             goto fn_exit;
         }
         if (source)
-            *source = shifted_rank(d, dims, periods, me, relative, -1, scratch);
+            *source = shifted_rank(&g, relative, -1, scratch);
         if (target)
-            *target = shifted_rank(d, dims, periods, me, relative, +1, scratch);
+            *target = shifted_rank(&g, relative, +1, scratch);
         free(scratch);
     }
 fn_exit:
@@ -90,14 +96,14 @@ fn_exit:
 int Cart_relative_rank(MPI_Comm cartcomm, const int relative[], int *rank)
 {
     if (rank == NULL)
-        return iso__fail(cartcomm, ISO_ERR_ARG);
+        return iso__raise(cartcomm, iso__error(ISO_ERR_ARG));
     return iso__raise(cartcomm, relative_shift(cartcomm, relative, NULL, rank));
 }
 
 int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *source, int *target)
 {
     if (source == NULL || target == NULL)
-        return iso__fail(cartcomm, ISO_ERR_ARG);
+        return iso__raise(cartcomm, iso__error(ISO_ERR_ARG));
     return iso__raise(cartcomm, relative_shift(cartcomm, relative, source, target));
 }
 
@@ -109,19 +115,19 @@ int Cart_relative_coord(MPI_Comm cartcomm, int rank, int relative[])
     if ((err = MPI_Comm_size(cartcomm, &p)) != MPI_SUCCESS)
         return iso__raise(cartcomm, err);
     if (rank < 0 || rank >= p)
-        return iso__fail(cartcomm, ISO_ERR_ARG);
+        return iso__raise(cartcomm, iso__error(ISO_ERR_ARG));
     if ((err = cart_layout(cartcomm, &d, &mem)) != MPI_SUCCESS)
         return iso__raise(cartcomm, err);
     if (d > 0 && relative == NULL) {
         free(mem);
-        return iso__fail(cartcomm, ISO_ERR_ARG);
+        return iso__raise(cartcomm, iso__error(ISO_ERR_ARG));
     }
     {
         int *dims = mem, *periods = mem + d, *me = mem + 2 * d;
         int *c = malloc(sizeof(int) * (size_t)(d + 1));
         if (c == NULL) {
             free(mem);
-            return iso__fail(cartcomm, ISO_ERR_NOMEM);
+            return iso__raise(cartcomm, iso__error(ISO_ERR_NOMEM));
         }
         err = MPI_Cart_coords(cartcomm, rank, d, c);
         for (int j = 0; err == MPI_SUCCESS && j < d; j++) {
@@ -154,7 +160,7 @@ static int cart_neighbors(MPI_Comm comm, int **nb, int *s)
     *s = 2 * d;
     *nb = malloc(sizeof(int) * (size_t)(*s + 1));
     if (*nb == NULL)
-        return iso__errclass(ISO_ERR_NOMEM);
+        return iso__error(ISO_ERR_NOMEM);
     for (int j = 0; j < d && err == MPI_SUCCESS; j++)
         err = MPI_Cart_shift(comm, j, 1, &(*nb)[2 * j], &(*nb)[2 * j + 1]);
     return err;
@@ -164,7 +170,7 @@ int Cart_neighborhood_count(MPI_Comm cartcomm, int *s, int *indegree, int *outde
 {
     int *nb, n = 0, deg = 0, err;
     if (s == NULL || indegree == NULL || outdegree == NULL)
-        return iso__fail(cartcomm, ISO_ERR_ARG);
+        return iso__raise(cartcomm, iso__error(ISO_ERR_ARG));
     err = cart_neighbors(cartcomm, &nb, &n);
     if (err == MPI_SUCCESS) {
         for (int i = 0; i < n; i++)
@@ -188,7 +194,7 @@ static int cart_get(MPI_Comm comm, int max_s, int *sources, int *destinations, i
 {
     int *nb, n = 0, err;
     if (max_s < 0 || (max_s > 0 && (sources == NULL || destinations == NULL)))
-        return iso__fail(comm, ISO_ERR_ARG);
+        return iso__raise(comm, iso__error(ISO_ERR_ARG));
     err = cart_neighbors(comm, &nb, &n);
     if (err == MPI_SUCCESS) {
         copy_list(nb, n, max_s, graph, sources);
@@ -221,5 +227,6 @@ int iso__cart_layout(MPI_Comm comm, int *d, int **mem)
 
 int iso__shifted_rank(const iso_nbh *nb, const int *relative, int sign, int *scratch)
 {
-    return shifted_rank(nb->d, nb->dims, nb->periods, nb->coords, relative, sign, scratch);
+    iso_grid g = iso__nbh_grid(nb);
+    return shifted_rank(&g, relative, sign, scratch);
 }

@@ -1,0 +1,116 @@
+/* coll: the isomorphic neighborhood collectives (DESIGN.md, "Layers").
+ *   create.c         Iso_neighborhood_create: options, verification
+ *   collectives.c    the Iso_neighbor_* entry points: describe, run
+ *   validate.c       argument checks and the agreement of _init calls
+ *   algorithms.c     the algorithm table and the schedule cache
+ *   select.c         choosing the algorithm and the message mode
+ *   cost.c           the cost model
+ *   schedule_info.c  Iso_schedule_info
+ *   direct.c dimwise.c bruck.c   one builder per algorithm
+ *   combining.c      the message-combining builder over routes (dimwise,
+ *                    bruck) */
+#ifndef ISO_COLL_H
+#define ISO_COLL_H
+
+#include "topo/topo.h"
+
+/* ---- algorithms (algorithms.c) ---------------------------------------------- */
+typedef int (*iso_builder)(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+
+typedef struct {
+    const char *name;
+    iso_builder build;
+    /* The schedule depends only on the neighborhood and the collective
+     * family: built once, cached in the neighborhood, shared by requests,
+     * and its ops find the user's blocks through the request's arguments
+     * (PACK, DELIVER).  Otherwise built per call for its buffers and types. */
+    int shared;
+} iso_algorithm;
+
+extern const iso_algorithm iso__algorithms[];
+extern const int iso__nalgorithms;
+
+/* Index for a name ("auto" -> ISO_ALG_AUTO), or the ALGORITHM code. */
+int iso__algorithm_lookup(const char *name, int *index);
+/* "auto", "pack", "datatype" -> ISO_MODE_*, or the INFO code. */
+int iso__mode_lookup(const char *name, iso_msg_mode *mode);
+/* The schedule of algorithm alg for a call: from the cache, or built.
+ * Returns a new reference in *out. */
+int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
+
+/* ---- selection (select.c) and the cost model (cost.c) ------------------------ */
+/* Resolves auto with the cost model, and chooses the message mode of
+ * combining schedules.  The choices depend only on data every process has
+ * alike (the neighborhood, the block size of the regular forms or the
+ * agreed one, whether the operation is persistent), so all processes agree. */
+int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
+                          int persistent, int *index, iso_msg_mode *chosen);
+/* Modelled time of schedule s (its structural figures) for blocks of
+ * block_bytes, combined messages made in mode (PACK or DATATYPE). */
+double iso__cost(const iso_sched *s, double block_bytes, iso_msg_mode mode, int persistent);
+/* Modelled time of direct: one message per neighbor in one phase. */
+double iso__cost_direct(int s, double block_bytes);
+
+/* ---- builders ------------------------------------------------------------------ */
+int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+int iso__build_dimwise(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+
+/* Message combining (combining.c): a route is a list of hops in increasing
+ * phase order, each step times the unit vector of dimension dim, or, for
+ * dim == d, step times the line vector passed to the builder. */
+typedef struct {
+    int phase, dim, step;
+} iso_hop;
+/* Writes the route of offset c (at most maxhops hops); returns the number of
+ * hops or -1. */
+typedef int (*iso_route_fn)(const iso_nbh *nb, const int *line, const int *c, iso_hop *hops,
+                            int maxhops);
+int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route,
+                         const int *line, iso_sched *out);
+
+/* ---- describing and checking a call (collectives.c, validate.c) ------------- */
+static inline iso_side iso__side_strided(int count, MPI_Datatype type)
+{
+    return (iso_side){.layout = ISO_LAYOUT_STRIDED, .count = count, .type = type};
+}
+
+static inline iso_side iso__side_same(int count, MPI_Datatype type)
+{
+    return (iso_side){.layout = ISO_LAYOUT_SAME, .count = count, .type = type};
+}
+
+static inline iso_side iso__side_v(const int *counts, const int *displs, MPI_Datatype type)
+{
+    return (iso_side){.layout = ISO_LAYOUT_V, .counts = counts, .idispls = displs, .type = type};
+}
+
+static inline iso_side iso__side_w(const int *counts, const MPI_Aint *displs,
+                                   const MPI_Datatype *types)
+{
+    return (iso_side){.layout = ISO_LAYOUT_W, .counts = counts, .adispls = displs, .types = types};
+}
+
+static inline iso_args iso__args(iso_coll coll, const void *sendbuf, iso_side send, void *recvbuf,
+                                 iso_side recv, MPI_Op op)
+{
+    return (iso_args){.coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .send = send,
+                      .recv = recv, .op = op};
+}
+
+/* Checks the blocks that will move (those whose peer exists) and sets the
+ * extents of the sides. */
+int iso__args_validate(iso_args *a, const iso_nbh *nb);
+/* Is a an alltoall/allgather v or w form? */
+int iso__args_irregular(const iso_args *a);
+/* Persistent v/w forms (collective over priv): the processes agree on a
+ * block size for the cost model, and on the outcome of the argument checks
+ * (err: this process's). */
+int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int err);
+
+/* ---- options (create.c) --------------------------------------------------------- */
+/* The per-operation keys of a persistent _init call: iso_algorithm and
+ * iso_combine override the neighborhood's defaults. */
+int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode);
+
+#endif

@@ -1,0 +1,87 @@
+/* Choosing what runs: the algorithm (explicit name, else auto by the cost
+ * model) and the message mode of combining schedules. */
+#include "coll/coll.h"
+
+/* Bytes per block, when every process has the same (regular forms) or the
+ * processes agreed on one (persistent v/w forms). */
+static int uniform_block_bytes(const iso_args *a, double *bytes)
+{
+    int size;
+    if (iso__is_reduction(a->coll)) { /* validated: count x datatype */
+        if (MPI_Type_size(a->recv.type, &size) != MPI_SUCCESS)
+            return 0;
+        *bytes = (double)size * a->recv.count;
+        return 1;
+    }
+    if (a->send.layout == ISO_LAYOUT_V || a->send.layout == ISO_LAYOUT_W ||
+        a->recv.layout == ISO_LAYOUT_V || a->recv.layout == ISO_LAYOUT_W) {
+        *bytes = a->agreed_bytes;
+        return a->agreed_bytes > 0;
+    }
+    if (MPI_Type_size(a->send.type, &size) != MPI_SUCCESS)
+        return 0;
+    *bytes = (double)size * a->send.count;
+    return 1;
+}
+
+/* The message mode for combining schedule s: the requested one where
+ * possible, else the cheaper by the cost model. */
+static iso_msg_mode choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode,
+                                int persistent)
+{
+    double bytes;
+    if (!iso__datatype_possible(a) || mode == ISO_MODE_PACK)
+        return ISO_MODE_PACK;
+    if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
+        return ISO_MODE_DATATYPE;
+    return iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
+                   iso__cost(s, bytes, ISO_MODE_PACK, persistent)
+               ? ISO_MODE_DATATYPE
+               : ISO_MODE_PACK;
+}
+
+int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
+                          int persistent, int *index, iso_msg_mode *chosen)
+{
+    double bytes, best;
+    *chosen = ISO_MODE_PACK;
+    if (requested != ISO_ALG_AUTO) {
+        iso_sched *s;
+        int err;
+        if (requested < 0 || requested >= iso__nalgorithms)
+            return iso__error(ISO_ERR_ALGORITHM);
+        *index = requested;
+        if (!iso__algorithms[requested].shared)
+            return MPI_SUCCESS; /* direct: no combined messages */
+        if ((err = iso__schedule_get(nb, a, requested, &s)) != MPI_SUCCESS)
+            return err;
+        *chosen = choose_mode(s, a, mode, persistent);
+        iso__sched_release(s);
+        return MPI_SUCCESS;
+    }
+    *index = 0; /* direct */
+    /* The v and w forms have per-process counts: processes could disagree
+     * on the cheapest schedule, so they stay with direct unless the
+     * processes agreed on a block size (persistent init). */
+    if (!uniform_block_bytes(a, &bytes))
+        return MPI_SUCCESS;
+    best = iso__cost_direct(nb->s, bytes);
+    for (int k = 1; k < iso__nalgorithms; k++) {
+        iso_sched *s;
+        iso_msg_mode m;
+        double c;
+        if (!iso__algorithms[k].shared)
+            continue;
+        if (iso__schedule_get(nb, a, k, &s) != MPI_SUCCESS)
+            continue; /* cannot build it: not a candidate */
+        m = choose_mode(s, a, mode, persistent);
+        c = iso__cost(s, bytes, m, persistent);
+        iso__sched_release(s);
+        if (c < best) {
+            best = c;
+            *index = k;
+            *chosen = m;
+        }
+    }
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,114 @@
+/* Argument checks of the collectives, and the agreement of persistent v/w
+ * forms.  Errors are found locally and returned as MPI codes before any
+ * communication starts, except in the agreement, which every process joins
+ * so that a bad argument on one process fails the call on all. */
+#include "coll/coll.h"
+
+/* Checks the blocks that will move (those whose peer exists). */
+static int check_side(iso_side *sd, int s, const int *peers)
+{
+    if (sd->layout == ISO_LAYOUT_W) {
+        if (s > 0 && (sd->counts == NULL || sd->adispls == NULL || sd->types == NULL))
+            return iso__error(ISO_ERR_ARG);
+        for (int i = 0; i < s; i++) {
+            if (peers[i] == MPI_PROC_NULL)
+                continue;
+            if (sd->counts[i] < 0)
+                return iso__error(ISO_ERR_COUNT);
+            if (sd->types[i] == MPI_DATATYPE_NULL)
+                return iso__error(ISO_ERR_TYPE);
+        }
+        return MPI_SUCCESS;
+    }
+    if (sd->type == MPI_DATATYPE_NULL)
+        return iso__error(ISO_ERR_TYPE);
+    if (sd->layout == ISO_LAYOUT_V) {
+        if (s > 0 && (sd->counts == NULL || sd->idispls == NULL))
+            return iso__error(ISO_ERR_ARG);
+        for (int i = 0; i < s; i++)
+            if (peers[i] != MPI_PROC_NULL && sd->counts[i] < 0)
+                return iso__error(ISO_ERR_COUNT);
+    } else if (sd->count < 0) {
+        return iso__error(ISO_ERR_COUNT);
+    }
+    {
+        MPI_Aint lb;
+        if (MPI_Type_get_extent(sd->type, &lb, &sd->extent) != MPI_SUCCESS)
+            return iso__error(ISO_ERR_TYPE);
+    }
+    return MPI_SUCCESS;
+}
+
+static int check_reduction(const iso_args *a, const iso_nbh *nb)
+{
+    int commute = 0, size, vsize;
+    if (a->op == MPI_OP_NULL || MPI_Op_commutative(a->op, &commute) != MPI_SUCCESS || !commute)
+        return iso__error(ISO_ERR_OP);
+    if (a->coll != ISO_SCATTER_REDUCE)
+        return MPI_SUCCESS;
+    /* each vector must carry count x datatype */
+    MPI_Type_size(a->recv.type, &size);
+    for (int i = 0; i < nb->s; i++) {
+        if (nb->targets[i] == MPI_PROC_NULL)
+            continue;
+        if (MPI_Type_size(a->send.types[i], &vsize) != MPI_SUCCESS)
+            return iso__error(ISO_ERR_TYPE);
+        if ((long long)vsize * a->send.counts[i] != (long long)size * a->recv.count)
+            return iso__error(ISO_ERR_COUNT);
+    }
+    return MPI_SUCCESS;
+}
+
+int iso__args_validate(iso_args *a, const iso_nbh *nb)
+{
+    int e;
+    if (a->sendbuf == MPI_IN_PLACE || a->recvbuf == MPI_IN_PLACE)
+        return iso__error(ISO_ERR_ARG);
+    if ((e = check_side(&a->send, nb->s, nb->targets)) != MPI_SUCCESS ||
+        (e = check_side(&a->recv, nb->s, nb->sources)) != MPI_SUCCESS)
+        return e;
+    if (iso__is_reduction(a->coll))
+        return check_reduction(a, nb);
+    return MPI_SUCCESS;
+}
+
+/* Is a an alltoall/allgather v or w form? */
+int iso__args_irregular(const iso_args *a)
+{
+    return (a->coll == ISO_ALLTOALL || a->coll == ISO_ALLGATHER) &&
+           (a->send.layout == ISO_LAYOUT_V || a->send.layout == ISO_LAYOUT_W ||
+            a->recv.layout == ISO_LAYOUT_V || a->recv.layout == ISO_LAYOUT_W);
+}
+
+/* Persistent v/w forms: the processes agree on one block size for the cost
+ * model (the largest over processes of the mean bytes per block sent), so
+ * that auto can combine them.  One allreduce on the private communicator:
+ * an _init call is collective.  Every process takes part even when its own
+ * arguments are bad (e: its error code, or MPI_SUCCESS), and then every process
+ * gets the error, so a bad argument on one process cannot leave the others
+ * waiting. */
+int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
+{
+    double v[2] = {0.0, 0.0}, r[2];
+    int n = 0;
+    for (int i = 0; i < nb->s && e == MPI_SUCCESS; i++) {
+        iso_loc l;
+        int size;
+        if (nb->targets[i] == MPI_PROC_NULL)
+            continue;
+        l = iso__block(&a->send, ISO_BUF_SEND, i);
+        if (MPI_Type_size(l.type, &size) != MPI_SUCCESS) {
+            e = iso__error(ISO_ERR_TYPE); /* and still join the allreduce */
+            break;
+        }
+        v[0] += (double)size * l.count;
+        n++;
+    }
+    v[0] = n > 0 ? v[0] / n : 0.0;
+    v[1] = (double)e;
+    if (MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, priv->comm) != MPI_SUCCESS)
+        return iso__error(ISO_ERR_INTERN);
+    a->agreed_bytes = r[0];
+    return (int)r[1]; /* an MPI code: small, exact in a double */
+}
+

@@ -1,0 +1,108 @@
+/* core: what every layer of isocoll uses (DESIGN.md, "Layers").
+ *   errors.c    the library's error classes and how errors are raised
+ *   memory.c    growing arrays
+ *   datatype.c  small facts about MPI datatypes
+ *   info.c      info keys and environment values
+ *   privcomm.c  the private communicator for library traffic, and tags
+ *   request.c   requests, the list of active requests, Iso_start/wait/test
+ *
+ * Error convention (DESIGN.md, "Errors"): every internal function that can
+ * fail returns an MPI error code, MPI_SUCCESS (0) on success.  A library
+ * error is made where it is found, as iso__error(ISO_ERR_...), which is an
+ * MPI code of the library's class; MPI's own codes are passed on as they
+ * are.  Only the public entry points raise (iso__raise), once, through the
+ * error handler of the communicator involved. */
+#ifndef ISO_CORE_H
+#define ISO_CORE_H
+
+#include "isocoll.h"
+#include <stddef.h>
+
+/* ---- errors (errors.c) ---------------------------------------------------- */
+/* The MPI error code of library error e (registers the classes on first use). */
+int iso__error(Iso_error e);
+/* Reports err (an MPI code, MPI_SUCCESS does nothing) through comm's error
+ * handler (MPI_COMM_WORLD's if comm is MPI_COMM_NULL) and returns it. */
+int iso__raise(MPI_Comm comm, int err);
+
+/* ---- memory (memory.c) ---------------------------------------------------- */
+/* Grows *arr (elements of elem bytes, capacity *cap) to hold at least n
+ * elements, doubling.  MPI_SUCCESS, or the NOMEM code with *arr unchanged. */
+int iso__grow(void *arr, int *cap, int n, size_t elem);
+/* Makes the byte buffer *buf (capacity *cap) hold at least n bytes; its
+ * contents are kept.  MPI_SUCCESS or the NOMEM code. */
+int iso__reserve(void **buf, size_t *cap, size_t n);
+
+/* ---- datatypes (datatype.c) ----------------------------------------------- */
+/* A predefined (named) datatype, which needs no duplicate to outlive a call. */
+int iso__type_is_named(MPI_Datatype t);
+
+/* ---- info keys and environment values (info.c) ---------------------------- */
+/* Calls handler(ctx, key, value) for every key of info that starts with
+ * "iso_" (keys of other libraries are ignored); stops at the first error.
+ * MPI_INFO_NULL has no keys. */
+typedef int (*iso_info_handler)(void *ctx, const char *key, const char *value);
+int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx);
+/* "true"/"1" -> 1, "false"/"0" -> 0 (case-insensitive); else the INFO code. */
+int iso__parse_bool(const char *value, int *out);
+
+/* ---- the private communicator (privcomm.c) -------------------------------- */
+/* A duplicate of a user's communicator on which the library's messages
+ * travel, so they never match user traffic; shared by the requests that use
+ * it (counted references).  Tags are handed out identically on every process
+ * because every process calls collectives in the same order. */
+typedef struct {
+    int refs;
+    MPI_Comm comm;
+    unsigned tag_next;
+    int tag_ub;
+} iso_priv;
+
+/* MPI_Comm_dup of comm (collective over comm), one reference. */
+int iso__priv_create(MPI_Comm comm, iso_priv **out);
+void iso__priv_release(iso_priv *p);
+/* The first of n consecutive tags (n >= 1) below MPI_TAG_UB; wraps to 0. */
+int iso__tags_reserve(iso_priv *p, int n);
+
+/* ---- requests (request.c) --------------------------------------------------
+ * Every operation of the library is a request with its own progress
+ * function: the round executor of schedules (sched/) is one kind, probe or
+ * barrier driven exchanges another.  A request that has started is on the
+ * active list until it completes; every wait or test progresses the whole
+ * list, so operations completed in different orders on different processes
+ * cannot deadlock.  A kind embeds struct iso_request_s as its first member. */
+struct iso_request_s;
+typedef struct {
+    /* Posts the first communication.  Called with the request on the active
+     * list; calls iso__request_complete when there is nothing to wait for. */
+    int (*start)(struct iso_request_s *r);
+    /* Advances the request as far as possible without waiting (block = 0) or
+     * until it completes (block = 1); calls iso__request_complete at the end
+     * or on an error. */
+    void (*progress)(struct iso_request_s *r, int block);
+    /* Frees the request (never called while it is active). */
+    void (*destroy)(struct iso_request_s *r);
+} iso_request_kind;
+
+struct iso_request_s {
+    const iso_request_kind *kind;
+    MPI_Comm comm;  /* the user's communicator, for error reporting */
+    int persistent; /* started by Iso_start, kept after completion */
+    int active;
+    int err;        /* outcome of the last execution */
+    struct iso_request_s *prev, *next; /* the active list */
+};
+
+/* Sets the common fields of a new, inactive request. */
+void iso__request_init(struct iso_request_s *r, const iso_request_kind *kind, MPI_Comm comm,
+                       int persistent);
+/* Activates r and starts it; returns its error, if starting failed. */
+int iso__request_start(struct iso_request_s *r);
+/* Ends r's execution with err and takes it off the active list. */
+void iso__request_complete(struct iso_request_s *r, int err);
+/* Completes r, progressing every other active request meanwhile. */
+int iso__request_wait(struct iso_request_s *r);
+/* Frees r (taking it off the active list first if it is still there). */
+void iso__request_destroy(struct iso_request_s *r);
+
+#endif

@@ -1,0 +1,41 @@
+/* Info keys and environment values.  Keys that start with "iso_" belong to
+ * the library (an unknown one is an error, raised by the caller's handler);
+ * other keys belong to other libraries and are ignored. */
+#include "core/core.h"
+#include <string.h>
+#include <strings.h>
+
+int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx)
+{
+    int nkeys = 0, err;
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    if ((err = MPI_Info_get_nkeys(info, &nkeys)) != MPI_SUCCESS)
+        return err;
+    for (int k = 0; k < nkeys; k++) {
+        char key[MPI_MAX_INFO_KEY + 1], value[MPI_MAX_INFO_VAL + 1];
+        int flag = 0;
+        if ((err = MPI_Info_get_nthkey(info, k, key)) != MPI_SUCCESS)
+            return err;
+        if (strncmp(key, "iso_", 4) != 0)
+            continue;
+        if ((err = MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag)) != MPI_SUCCESS)
+            return err;
+        if (!flag)
+            return iso__error(ISO_ERR_INFO);
+        if ((err = handler(ctx, key, value)) != MPI_SUCCESS)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+int iso__parse_bool(const char *value, int *out)
+{
+    if (!strcasecmp(value, "true") || !strcmp(value, "1"))
+        *out = 1;
+    else if (!strcasecmp(value, "false") || !strcmp(value, "0"))
+        *out = 0;
+    else
+        return iso__error(ISO_ERR_INFO);
+    return MPI_SUCCESS;
+}

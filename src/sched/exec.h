@@ -1,0 +1,62 @@
+/* The schedule request, shared by the files of the executor (executor.c,
+ * message.c, datatype.c, retain.c); nothing outside sched/ sees it. */
+#ifndef ISO_SCHED_EXEC_H
+#define ISO_SCHED_EXEC_H
+
+#include "sched/sched.h"
+
+typedef struct {
+    struct iso_request_s req; /* first: the request is one of these */
+    iso_sched *sched;         /* counted reference */
+    iso_priv *priv;           /* counted reference */
+    iso_args args;            /* buffers and block descriptions (PACK/DELIVER use them) */
+    void *args_mem;           /* copies of the argument arrays (retain.c) */
+    MPI_Datatype *arg_types;  /* our duplicates of derived types in args */
+    int narg_types;
+    void *buf[ISO_NBUF]; /* the buffers iso_loc.buf names */
+    void *scratch_mem;
+    int tagbase;
+    int round;
+    MPI_Request *reqs;
+    int nreqs;
+    int *pending; /* RECV_MSG ops of the round still to be matched (op index, req slot) */
+    int npending;
+    void **msgbuf; /* packed messages */
+    size_t *msgcap, *msglen;
+    void *tmp; /* one reduction vector */
+    size_t tmpcap;
+    void **acc; /* the schedule's accumulators, one vector each */
+    size_t vec_span; /* bytes of one vector (receive count x type), true extent */
+    MPI_Aint vec_shift; /* -true lower bound of the vector type */
+    int datatype;          /* datatype mode: messages described by msgtype */
+    MPI_Datatype *msgtype; /* per message: struct type over MPI_BOTTOM */
+    char *vec;             /* the scratch vectors of datatype mode */
+    size_t vec_stride;
+} iso_sreq;
+
+/* Where a piece's data is: address, count, type. */
+typedef struct {
+    char *p;
+    int count;
+    MPI_Datatype type;
+} iso_place;
+
+/* message.c */
+iso_place iso__place_of(const iso_sreq *r, iso_piece pc);
+int iso__pack_message(iso_sreq *r, int m);
+/* Receives message m of count packed bytes (probed) into its buffer. */
+int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes);
+int iso__deliver(iso_sreq *r, const iso_op *op);
+void iso__msgbufs_free(iso_sreq *r);
+
+/* datatype.c */
+int iso__vectors_alloc(iso_sreq *r);
+void iso__vectors_free(iso_sreq *r);
+int iso__msgtypes_build(iso_sreq *r);
+void iso__msgtypes_free(iso_sreq *r);
+
+/* retain.c */
+int iso__args_retain(iso_sreq *r, int s);
+void iso__args_release(iso_sreq *r);
+
+#endif

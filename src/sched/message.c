@@ -1,0 +1,213 @@
+/* Combined messages, packed mode (DESIGN.md, "Combined messages"): where a
+ * block's data is (a piece), packing a message (a header of n int64 byte
+ * sizes, then the n blocks as MPI_Pack wrote them), and delivering pieces
+ * into receive slots, reduction vectors and accumulators. */
+#include "sched/exec.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *addr(const iso_sreq *r, const iso_loc *l)
+{
+    return (char *)r->buf[l->buf] + l->disp;
+}
+
+/* Copies count x type between two places whose type signatures match. */
+static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
+                      MPI_Datatype dtype)
+{
+    int size, pos = 0, err;
+    MPI_Aint lb, extent, tlb, textent;
+    void *tmp;
+    if (stype == dtype && scount == dcount && MPI_Type_size(stype, &size) == MPI_SUCCESS &&
+        MPI_Type_get_true_extent(stype, &tlb, &textent) == MPI_SUCCESS &&
+        MPI_Type_get_extent(stype, &lb, &extent) == MPI_SUCCESS && tlb == 0 && textent == size &&
+        extent == size) { /* contiguous: one memmove */
+        memmove(dst, src, (size_t)size * (size_t)scount);
+        return MPI_SUCCESS;
+    }
+    if ((err = MPI_Pack_size(scount, stype, MPI_COMM_SELF, &size)) != MPI_SUCCESS)
+        return err;
+    if ((tmp = malloc((size_t)size + 1)) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    err = MPI_Pack(src, scount, stype, tmp, size, &pos, MPI_COMM_SELF);
+    if (err == MPI_SUCCESS) {
+        pos = 0;
+        err = MPI_Unpack(tmp, size, &pos, dst, dcount, dtype, MPI_COMM_SELF);
+    }
+    free(tmp);
+    return err;
+}
+
+static int block_bytes(int count, MPI_Datatype type, size_t *bytes)
+{
+    int size, err = MPI_Type_size(type, &size);
+    *bytes = (size_t)size * (size_t)(count > 0 ? count : 0);
+    return err;
+}
+
+/* Pointer to and size of entry k of packed message m. */
+static int entry_at(const iso_sreq *r, int m, int k, char **ptr, size_t *size)
+{
+    int n = r->sched->msgs[m].n;
+    const int64_t *hdr = r->msgbuf[m];
+    size_t off = (size_t)n * sizeof(int64_t);
+    if (r->msglen[m] < off || k >= n)
+        return iso__error(ISO_ERR_INTERN);
+    for (int j = 0; j < k; j++)
+        off += (size_t)hdr[j];
+    *size = (size_t)hdr[k];
+    if (off + *size > r->msglen[m])
+        return iso__error(ISO_ERR_INTERN);
+    *ptr = (char *)r->msgbuf[m] + off;
+    return MPI_SUCCESS;
+}
+
+/* An accumulator or scratch vector: count x datatype of the receive side. */
+static iso_place vector_place(const iso_sreq *r, char *mem)
+{
+    return (iso_place){mem + r->vec_shift, r->args.recv.count, r->args.recv.type};
+}
+
+/* The place of piece pc: a user send block, an accumulator, or (datatype
+ * mode) the place an entry of an incoming message was received into.
+ * Entries of packed messages have no place of their own (entry_at). */
+iso_place iso__place_of(const iso_sreq *r, iso_piece pc)
+{
+    iso_loc l;
+    if (pc.msg >= 0)
+        pc = r->sched->pieces[r->sched->msgs[pc.msg].first + pc.index];
+    switch (pc.msg) {
+    case ISO_PIECE_ACC:
+        return vector_place(r, r->acc[pc.index]);
+    case ISO_PIECE_VEC:
+        return vector_place(r, r->vec + (size_t)pc.index * r->vec_stride);
+    case ISO_PIECE_SLOT:
+        l = iso__block(&r->args.recv, ISO_BUF_RECV, pc.index);
+        break;
+    default:
+        l = iso__block(&r->args.send, ISO_BUF_SEND, pc.index);
+        break;
+    }
+    return (iso_place){addr(r, &l), l.count, l.type};
+}
+
+/* Does piece pc have a place (rather than bytes in a packed message)? */
+static int has_place(const iso_sreq *r, iso_piece pc)
+{
+    return pc.msg < 0 || r->datatype;
+}
+
+int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes)
+{
+    int err = iso__reserve(&r->msgbuf[m], &r->msgcap[m], bytes + 1);
+    if (err == MPI_SUCCESS)
+        r->msglen[m] = bytes;
+    return err;
+}
+
+int iso__pack_message(iso_sreq *r, int m)
+{
+    const iso_msg *msg = &r->sched->msgs[m];
+    const iso_piece *pc = r->sched->pieces + msg->first;
+    size_t total = (size_t)msg->n * sizeof(int64_t), sz;
+    int64_t *hdr;
+    char *src;
+    int pos, err = MPI_SUCCESS;
+
+    for (int k = 0; k < msg->n && !err; k++) {
+        if (pc[k].msg < 0) {
+            iso_place q = iso__place_of(r, pc[k]);
+            err = block_bytes(q.count, q.type, &sz);
+        } else {
+            err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz);
+        }
+        total += sz;
+    }
+    if (err || (err = iso__msgbuf_reserve(r, m, total)))
+        return err;
+    hdr = r->msgbuf[m];
+    pos = msg->n * (int)sizeof(int64_t);
+    for (int k = 0; k < msg->n && !err; k++) {
+        if (pc[k].msg < 0) {
+            iso_place q = iso__place_of(r, pc[k]);
+            int before = pos;
+            err = MPI_Pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos, r->priv->comm);
+            hdr[k] = pos - before;
+        } else if ((err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz)) == MPI_SUCCESS) {
+            memcpy((char *)r->msgbuf[m] + pos, src, sz);
+            hdr[k] = (int64_t)sz;
+            pos += (int)sz;
+        }
+    }
+    r->msglen[m] = (size_t)pos;
+    return err;
+}
+
+/* Moves a piece into count x type at p. */
+static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype type)
+{
+    size_t want, sz;
+    char *src;
+    int pos = 0, err;
+    if (has_place(r, pc)) {
+        iso_place q = iso__place_of(r, pc);
+        if (q.p == p && q.count == count && q.type == type)
+            return MPI_SUCCESS; /* received in place */
+        return local_copy(q.p, q.count, q.type, p, count, type);
+    }
+    if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
+        (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
+        return err;
+    if (sz != want) /* the sender's block does not match this slot */
+        return iso__error(ISO_ERR_COUNT);
+    return MPI_Unpack(src, (int)sz, &pos, p, count, type, r->priv->comm);
+}
+
+/* Reduces piece pc into count x type at p with the request's op. */
+static int reduce_into(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype type)
+{
+    MPI_Aint tlb, textent, lb, extent;
+    size_t span;
+    int err;
+    if (has_place(r, pc)) { /* a vector of the same type: reduce from where it is */
+        iso_place q = iso__place_of(r, pc);
+        if (q.count == count && q.type == type)
+            return MPI_Reduce_local(q.p, p, count, type, r->args.op);
+    }
+    if ((err = MPI_Type_get_true_extent(type, &tlb, &textent)) != MPI_SUCCESS ||
+        (err = MPI_Type_get_extent(type, &lb, &extent)) != MPI_SUCCESS)
+        return err;
+    span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
+    if ((err = iso__reserve(&r->tmp, &r->tmpcap, span + 1)) != MPI_SUCCESS)
+        return err;
+    if ((err = piece_to(r, pc, (char *)r->tmp - tlb, count, type)) != MPI_SUCCESS)
+        return err;
+    return MPI_Reduce_local((char *)r->tmp - tlb, p, count, type, r->args.op);
+}
+
+int iso__deliver(iso_sreq *r, const iso_op *op)
+{
+    iso_loc dst = iso__block(&r->args.recv, ISO_BUF_RECV, op->slot);
+    void *p = op->kind == ISO_OP_ACC ? (char *)r->acc[op->slot] + r->vec_shift : addr(r, &dst);
+    if (iso__is_reduction(r->args.coll) && !op->first)
+        return reduce_into(r, op->src, p, dst.count, dst.type);
+    return piece_to(r, op->src, p, dst.count, dst.type);
+}
+
+void iso__msgbufs_free(iso_sreq *r)
+{
+    iso_sched *s = r->sched;
+    if (r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1) {
+        s->spare_buf = r->msgbuf; /* the cache keeps the schedule: reuse them */
+        s->spare_cap = r->msgcap;
+    } else {
+        if (r->msgbuf)
+            for (int m = 0; m < s->nmsgs; m++)
+                free(r->msgbuf[m]);
+        free(r->msgbuf);
+        free(r->msgcap);
+    }
+    free(r->msglen);
+    free(r->tmp);
+}
