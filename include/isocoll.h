@@ -2,6 +2,14 @@
  * isocoll — isomorphic sparse collective communication on MPI Cartesian
  * communicators (Träff, Lübbe, Rougier, Hunold, EuroMPI'15).
  *
+ * Porting from MPI's neighborhood collectives?  Receive block i comes from
+ * caller - C^i, the opposite side from MPI's Cartesian convention: read
+ * "Direction" under Collectives below first.
+ *
+ * Linking: mpicc prog.c $(pkg-config --cflags --libs isocoll); pkg-config
+ * gives no rpath, so for an install in a non-system prefix also pass
+ * -Wl,-rpath,$PREFIX/lib (or run with LD_LIBRARY_PATH=$PREFIX/lib).
+ *
  * Error convention.  Every function returns MPI_SUCCESS or an MPI error code.
  * Errors go through the error handler of the communicator involved
  * (MPI_Comm_call_errhandler): with MPI_ERRORS_ARE_FATAL (the default) the
@@ -73,9 +81,10 @@ ISO_API int Iso_error_mpi_class(Iso_error err);
 
 /* ---------------------------------------------------------------------- */
 /* Relative coordinates on Cartesian communicators (paper, section 6).
- * relative[] has as many entries as the communicator has dimensions.  In a
- * non-periodic dimension a coordinate that falls off the mesh gives
- * MPI_PROC_NULL. */
+ * relative[] has as many entries as the communicator has dimensions; entry j
+ * is the displacement along dimension j, in MPI_Cart_coords order (ranks
+ * row-major, last dimension fastest).  In a non-periodic dimension a
+ * coordinate that falls off the mesh gives MPI_PROC_NULL. */
 ISO_API int Cart_relative_rank(MPI_Comm cartcomm, const int relative[], int *rank);
 /* relative[] = coordinates of rank minus those of the caller, each reduced to
  * the smallest absolute value in a periodic dimension (ties: positive). */
@@ -94,6 +103,23 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  * offset are allowed; the order defines the buffer order.  Each coordinate
  * must lie strictly between -2^30 and 2^30 (ISO_ERR_ARG).  Creating again
  * replaces the neighborhood.  s = 0 is valid (every collective is a no-op).
+ *
+ * Offset order: entry j of C^i is the displacement along Cartesian dimension
+ * j, in MPI_Cart_coords order (ranks row-major, last dimension fastest).
+ * 2D example with dimension 0 the rows: C = {dy, dx} = {-1, 0} is the row
+ * above ("north"), {0, +1} the next column ("east").
+ *
+ * Ownership.  No communicator is created, so there is nothing extra to
+ * free.  Iso_neighborhood_free(&isocomm) detaches the neighborhood and sets
+ * the handle to MPI_COMM_NULL, so never give your only Cartesian handle as
+ * the isocomm output if you still need it; use a second variable:
+ *     MPI_Comm iso;
+ *     Iso_neighborhood_create(cart, s, offsets, &iso);   (iso == cart)
+ *     ... collectives on iso ...
+ *     Iso_neighborhood_free(&iso);   (iso = MPI_COMM_NULL, cart still valid)
+ *     MPI_Comm_free(&cart);
+ * MPI_Comm_free(&cart) alone also releases everything the library attached.
+ * Do not MPI_Comm_free both cart and iso: they are one communicator.
  *
  * Info keys (unknown keys starting with "iso_" are an error, others ignored):
  *   iso_algorithm  "auto" (default) | "direct" | "dimwise" | "bruck"
@@ -118,7 +144,7 @@ ISO_API int Iso_neighborhood_create_with_info(MPI_Comm cartcomm, int s,
                                               MPI_Comm *isocomm);
 /* Detaches the neighborhood (not collective; outstanding requests keep what
  * they need) and sets *isocomm to MPI_COMM_NULL.  The Cartesian communicator
- * itself stays valid; MPI_Comm_free of it also releases everything. */
+ * itself stays valid (see Ownership above). */
 ISO_API int Iso_neighborhood_free(MPI_Comm *isocomm);
 /* s, and the number of sources / targets that are not MPI_PROC_NULL. */
 ISO_API int Iso_neighborhood_count(MPI_Comm isocomm, int *s, int *indegree, int *outdegree);
@@ -143,9 +169,28 @@ ISO_API int Cart_neighborhood_graph_get(MPI_Comm cartcomm, int max_s, int source
                                         int destinations[]);
 
 /* ---------------------------------------------------------------------- */
-/* Collectives.  Block i of the send side goes to caller + C^i; block i of the
- * receive side comes from caller - C^i.  Slots of MPI_PROC_NULL neighbors
- * are not read and not written.  MPI_IN_PLACE is not supported (ISO_ERR_ARG).
+/* Collectives.
+ * Direction.  Block i of the send side goes to caller + C^i; block i of the
+ * receive side comes from caller - C^i (the paper's definition).  This is
+ * NOT the convention of MPI_Neighbor_alltoall/v/w on a Cartesian
+ * communicator, where send slot k and receive slot k are the same neighbor.
+ * Code ported by renaming the MPI calls runs without an error and puts the
+ * halos on the wrong side.  Halo example, C^i = (0,+1) ("east"): sendtype i
+ * describes your east boundary column, which goes to the east neighbor;
+ * recvtype i describes your WEST halo, which receives the west neighbor's
+ * east boundary column.  The receive type of offset C describes the halo on
+ * side -C.
+ *
+ * Aliasing.  sendbuf and recvbuf may be the same array when the regions the
+ * send types and the receive types touch are disjoint: the zero-copy halo
+ * exchange of stencil/, one grid array with send types over boundary cells
+ * and receive types over halo cells,
+ *     Iso_neighbor_alltoallw(grid, ones, sdispls, types,
+ *                            grid, ones, rdispls, types, iso);
+ * Overlapping send and receive regions are erroneous, as in MPI: the results
+ * are undefined.  MPI_IN_PLACE is not supported (ISO_ERR_ARG).
+ *
+ * Slots of MPI_PROC_NULL neighbors are not read and not written.
  * Displacements: alltoall/allgather blocks are consecutive (i * count *
  * extent); the v forms take int displacements in units of the datatype's
  * extent; the w forms take MPI_Aint displacements in bytes.
@@ -292,25 +337,15 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  *            with one allreduce, so auto chooses for them too.  That
  *            allreduce also carries argument errors: a bad argument on one
  *            process makes every process's _init fail with its class
- * Reductions combine partial results on the way: contributions that share
- * their remaining route are reduced at the intermediate process, so
- * scatter_reduce moves one vector per edge of the reversed route trie.
- * Combining schedules depend only on the neighborhood: they are built once
- * per neighborhood and collective family and cached.  Their messages are
- * made in one of two ways (info key iso_combine, environment ISO_COMBINE):
- *   pack      the library packs each message (a header of block sizes,
- *             then the blocks; receivers probe for the size), so the v and
- *             w forms work although intermediate processes do not know
- *             the counts they forward
- *   datatype  no copies by the library: each message is a struct datatype
- *             over MPI_BOTTOM listing its blocks where they are (the send
- *             buffer, the receive slot a block is delivered to, or a
- *             scratch vector for blocks passing through), built when the
- *             operation starts (once for persistent requests).  Needs
- *             block sizes every process knows: all forms except the v/w
- *             forms of alltoall and allgather, which always pack
- *   auto      the cheaper by the cost model (keys dtype, build, pack,
- *             probe of the cost file), the same choice on every process
+ * Combined messages (dimwise, bruck) are made in one of two ways (info key
+ * iso_combine, environment ISO_COMBINE):
+ *   pack      the library packs each message; works for every form
+ *   datatype  no copies by the library (struct datatypes over the user's
+ *             buffers); needs block sizes every process knows, so the v/w
+ *             forms of alltoall and allgather always pack
+ *   auto      the cheaper by the cost model, the same choice on every process
+ * Schedules are built once per neighborhood and cached.  DESIGN.md explains
+ * the schedule format, both modes, the cache and the cost model.
  *
  * Iso_schedule_info: for the calling process, the communication rounds of
  * the schedule in the 1-ported model of the paper (each round one send and
