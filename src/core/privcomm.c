@@ -6,8 +6,10 @@
 
 int iso__priv_create(MPI_Comm comm, iso_priv **out)
 {
-    iso_priv *p = calloc(1, sizeof *p);
+    iso_priv *p;
     int *ub, flag = 0, err;
+    iso__mpi_library_check(); /* before any handle is used */
+    p = calloc(1, sizeof *p);
     *out = NULL;
     if (p == NULL)
         return iso__error(ISO_ERR_NOMEM);
