@@ -4,6 +4,7 @@
  *   datatype.c  small facts about MPI datatypes
  *   info.c      info keys and environment values
  *   privcomm.c  the private communicator for library traffic, and tags
+ *   finalize.c  releasing what is cached on MPI_COMM_WORLD at MPI_Finalize
  *   request.c   requests, the list of active requests, Iso_start/wait/test
  *
  * Error convention (DESIGN.md, "Errors"): every internal function that can
@@ -36,6 +37,9 @@ int iso__reserve(void **buf, size_t *cap, size_t n);
 /* ---- datatypes (datatype.c) ----------------------------------------------- */
 /* A predefined (named) datatype, which needs no duplicate to outlive a call. */
 int iso__type_is_named(MPI_Datatype t);
+/* MPI_SUCCESS if t can be used in communication: not MPI_DATATYPE_NULL
+ * and committed; else the TYPE code.  Local (no communication). */
+int iso__type_check(MPI_Datatype t);
 
 /* ---- info keys and environment values (info.c) ---------------------------- */
 /* Calls handler(ctx, key, value) for every key of info that starts with
@@ -45,6 +49,17 @@ typedef int (*iso_info_handler)(void *ctx, const char *key, const char *value);
 int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx);
 /* "true"/"1" -> 1, "false"/"0" -> 0 (case-insensitive); else the INFO code. */
 int iso__parse_bool(const char *value, int *out);
+
+/* ---- at MPI_Finalize (finalize.c) ------------------------------------------ */
+/* Makes MPI_Finalize call fn first thing (from the delete callback of an
+ * MPI_COMM_SELF attribute), while MPI can still free communicators and
+ * windows; functions run in the reverse order of registration.  Register
+ * once per function. */
+typedef void (*iso_finalizer)(void);
+int iso__at_finalize(iso_finalizer fn);
+/* Deletes the attribute of keyval from MPI_COMM_WORLD if it is set (for
+ * finalizers of caches kept on any communicator). */
+void iso__world_attr_delete(int keyval);
 
 /* ---- the private communicator (privcomm.c) -------------------------------- */
 /* A duplicate of a user's communicator on which the library's messages
@@ -61,6 +76,13 @@ typedef struct {
 /* MPI_Comm_dup of comm (collective over comm), one reference. */
 int iso__priv_create(MPI_Comm comm, iso_priv **out);
 void iso__priv_release(iso_priv *p);
+/* The private communicator cached on the intracommunicator comm (an
+ * attribute that holds one reference, released when comm is freed;
+ * MPI_Comm_dup does not copy it).  The first call on a communicator makes
+ * it, so it is collective over comm.  Its MPI error handler is
+ * MPI_ERRORS_RETURN.  The reference is borrowed: take one (refs++) to keep
+ * it beyond comm's lifetime. */
+int iso__priv_cached(MPI_Comm comm, iso_priv **out);
 /* The first of n consecutive tags (n >= 1) below MPI_TAG_UB; wraps to 0. */
 int iso__tags_reserve(iso_priv *p, int n);
 
