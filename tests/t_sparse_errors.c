@@ -298,7 +298,7 @@ static void comm_errors(MPI_Info info)
 static void env_errors(void)
 {
     static const char *const maps[] = {"0,,1", "a", "1,2,", "-1", "0 1", "99999999999"};
-    char what[128];
+    char what[64 * 4 + 32];
     /* a map entry for every world rank, one of them malformed, or wrong counts */
     for (size_t k = 0; k < sizeof maps / sizeof maps[0] + 2; k++) {
         MPI_Comm comm;
