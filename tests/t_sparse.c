@@ -14,6 +14,8 @@
  *     remote destination node with the locality algorithms and one per
  *     remote destination without;
  *   - bundles split into chunks (a tiny chunk limit) still deliver;
+ *   - a pending nonblocking neighbor alltoall progresses while the
+ *     exchange waits (processes finish the two in different orders);
  *   - thousands of calls at 1-2 ranks (no leaks under make asan).
  * Node maps are set with setenv on every rank, then a fresh MPI_Comm_dup
  * of MPI_COMM_WORLD reads them (the library reads ISO_NODE_MAP when a
@@ -482,6 +484,49 @@ static void ctx_free(ctx_t *x)
     MPI_Info_free(&x->info_noverify);
 }
 
+/* ---- other requests progress while the exchange waits ---------------------------- */
+/* A nonblocking neighbor alltoall with a two-round schedule (dimwise on a
+ * 2D torus, Moore radius 1) is pending while the SDDE runs; even ranks
+ * call the SDDE before waiting for it, odd ranks after.  The odd ranks'
+ * wait needs the even ranks to post the second round, which only the
+ * library's progress does: if the SDDE progressed only itself, this would
+ * hang (the harness's timeout). */
+static void progress_together(void)
+{
+    int dims[2] = {0, 0}, periods[2] = {1, 1}, send[8], recv[8], src[8], dst[8];
+    MPI_Comm cart, iso;
+    MPI_Info info;
+    nbh_t nb = nbh_moore(2, 1);
+    ctx_t x;
+    MPI_Dims_create(nprocs, 2, dims);
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "iso_algorithm", "dimwise");
+    Iso_neighborhood_create_with_info(cart, nb.s, nb.off, info, &iso);
+    oracle_neighbors(cart, &nb, src, dst);
+    x = ctx_make(MPI_COMM_WORLD, "beside a pending neighbor alltoall");
+    for (int a = 0; a < NALGS; a++) {
+        Iso_request req;
+        int rc;
+        for (int i = 0; i < nb.s; i++)
+            send[i] = rank * 100 + i, recv[i] = -1;
+        rc = Iso_ineighbor_alltoall(send, 1, MPI_INT, recv, 1, MPI_INT, iso, &req);
+        CHECK(rc == MPI_SUCCESS, "%s: Iso_ineighbor_alltoall rc=%d", algs[a], rc);
+        if (rank % 2 == 1)
+            Iso_wait(&req);
+        run_case(&x, algs[a], RANDOM, 1, OT_INT, OT_INT, 1100 + (unsigned)a, a & 1);
+        if (rank % 2 == 0)
+            Iso_wait(&req);
+        for (int i = 0; i < nb.s; i++)
+            CHECK_EQ_INT(recv[i], src[i] * 100 + i, "%s: neighbor alltoall block %d", algs[a], i);
+    }
+    ctx_free(&x);
+    MPI_Info_free(&info);
+    Iso_neighborhood_free(&iso);
+    MPI_Comm_free(&cart);
+    nbh_free(&nb);
+}
+
 int main(int argc, char **argv)
 {
     int big, *node, nmaps;
@@ -515,6 +560,11 @@ int main(int argc, char **argv)
                        algs[a]);
         }
         ctx_free(&x);
+    }
+
+    if (nprocs >= 2 && !big) {
+        progress_together();
+        tap_result(MPI_COMM_WORLD, "every algorithm progresses a pending neighbor alltoall");
     }
 
     /* Pretend node layouts: a fresh duplicate per map. */

@@ -79,7 +79,9 @@ void iso__priv_release(iso_priv *p);
 /* The private communicator cached on the intracommunicator comm (an
  * attribute that holds one reference, released when comm is freed;
  * MPI_Comm_dup does not copy it).  The first call on a communicator makes
- * it, so it is collective over comm.  Its MPI error handler is
+ * it with MPI_Comm_idup, progressing active requests while it completes
+ * (iso__progress_wait), so it is collective over comm; when it returns,
+ * every process of comm has entered this call.  Its MPI error handler is
  * MPI_ERRORS_RETURN.  The reference is borrowed: take one (refs++) to keep
  * it beyond comm's lifetime. */
 int iso__priv_cached(MPI_Comm comm, iso_priv **out);
@@ -124,6 +126,11 @@ int iso__request_start(struct iso_request_s *r);
 void iso__request_complete(struct iso_request_s *r, int err);
 /* Completes r, progressing every other active request meanwhile. */
 int iso__request_wait(struct iso_request_s *r);
+/* Completes the MPI request *mreq (a nonblocking collective, say),
+ * progressing every active request meanwhile: a collective step inside an
+ * operation must not stop other outstanding operations, which processes
+ * may complete before entering this one. */
+int iso__progress_wait(MPI_Request *mreq);
 /* Frees r (taking it off the active list first if it is still there). */
 void iso__request_destroy(struct iso_request_s *r);
 

@@ -8,14 +8,22 @@
 
 static int cache_keyval = MPI_KEYVAL_INVALID;
 
-int iso__priv_create(MPI_Comm comm, iso_priv **out)
+/* A private communicator made by MPI_Comm_idup, or by MPI_Comm_dup. */
+static int priv_make(MPI_Comm comm, int nonblocking, iso_priv **out)
 {
     iso_priv *p = calloc(1, sizeof *p);
     int *ub, flag = 0, err;
     *out = NULL;
     if (p == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    if ((err = MPI_Comm_dup(comm, &p->comm)) != MPI_SUCCESS) {
+    if (nonblocking) {
+        MPI_Request req;
+        if ((err = MPI_Comm_idup(comm, &p->comm, &req)) == MPI_SUCCESS)
+            err = iso__progress_wait(&req);
+    } else {
+        err = MPI_Comm_dup(comm, &p->comm);
+    }
+    if (err != MPI_SUCCESS) {
         free(p);
         return err;
     }
@@ -24,6 +32,11 @@ int iso__priv_create(MPI_Comm comm, iso_priv **out)
     p->refs = 1;
     *out = p;
     return MPI_SUCCESS;
+}
+
+int iso__priv_create(MPI_Comm comm, iso_priv **out)
+{
+    return priv_make(comm, 0, out);
 }
 
 void iso__priv_release(iso_priv *p)
@@ -80,7 +93,7 @@ int iso__priv_cached(MPI_Comm comm, iso_priv **out)
     if ((err = MPI_Comm_get_attr(comm, cache_keyval, &p, &flag)) != MPI_SUCCESS)
         return err;
     if (!flag) {
-        if ((err = iso__priv_create(comm, &p)) != MPI_SUCCESS)
+        if ((err = priv_make(comm, 1, &p)) != MPI_SUCCESS)
             return err;
         /* MPI errors on library traffic come back as codes, to be raised
          * once through the user's communicator by the entry point. */

@@ -140,11 +140,14 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
 }
 
 /* iso_verify: one allreduce spreads the first error found anywhere (an MPI
- * code, the largest wins) and checks that all chose the same algorithm. */
+ * code, the largest wins) and checks that all chose the same algorithm.
+ * Nonblocking, so that other requests progress while it completes. */
 static int agree(MPI_Comm comm, int err, int algorithm)
 {
     int v[3] = {err, algorithm, -algorithm}, r[3], e;
-    if ((e = MPI_Allreduce(v, r, 3, MPI_INT, MPI_MAX, comm)) != MPI_SUCCESS)
+    MPI_Request req;
+    if ((e = MPI_Iallreduce(v, r, 3, MPI_INT, MPI_MAX, comm, &req)) != MPI_SUCCESS ||
+        (e = iso__progress_wait(&req)) != MPI_SUCCESS)
         return e;
     if (err != MPI_SUCCESS)
         return err;
