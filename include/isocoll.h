@@ -381,6 +381,99 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
                                       long long *bytes);
 
 /* ---------------------------------------------------------------------- */
+/* Sparse dynamic data exchange (src/sparse/; DESIGN.md explains the
+ * algorithms).  Every process knows the messages it sends and their
+ * destinations, but not who sends to it: the call delivers every message
+ * and tells each process its sources.  comm is any intracommunicator (no
+ * topology needed).  Collective: every process of comm calls it, possibly
+ * with send_nnz = 0.  Blocking; other outstanding isocoll requests progress
+ * while it waits.
+ *
+ * Send side.  dest[0..send_nnz) are distinct ranks of comm (self allowed).
+ * Iso_alltoall_crs: message i is sendcount x sendtype at sendvals +
+ * i * sendcount * extent(sendtype).  Iso_alltoallv_crs: message i is
+ * sendcounts[i] x sendtype at sendvals + sdispls[i] * extent(sendtype).
+ * Derived types with gaps are fine.  A zero-length message is a message:
+ * its destination learns the source.  Each message must be below 2 GiB
+ * (INT_MAX - 12 bytes; ISO_ERR_COUNT).
+ *
+ * Outputs, allocated by the library with malloc; the caller releases each
+ * with free().  *recv_nnz: the number of messages received.  *src: their
+ * sources in ascending rank order, whatever the algorithm.  *recvvals: the
+ * messages one after another in the order of *src, laid out as total x
+ * recvtype would be (element j at j * extent(recvtype); recvtype's true
+ * lower bound must be >= 0, else ISO_ERR_TYPE), unpacked with recvtype: a
+ * message of b bytes has b / size(recvtype) elements (ISO_ERR_COUNT if
+ * that does not divide; a recvtype of size 0 is ISO_ERR_TYPE).
+ * Iso_alltoallv_crs: *recvcounts[k] the elements of message k and
+ * *rdispls[k] their prefix sums (message k starts at element rdispls[k]).
+ * Iso_alltoall_crs: every message must be recvcount x recvtype (else
+ * ISO_ERR_COUNT); message k starts at element k * recvcount.  With
+ * *recv_nnz == 0 every output pointer is NULL; otherwise all are valid
+ * (*recvvals even when every message is empty).  On an error the outputs
+ * are 0 and NULL.
+ *
+ * Info keys (MPI_INFO_NULL: the environment) and environment variables:
+ *   iso_sparse_algorithm  (ISO_SPARSE_ALGORITHM)
+ *     auto                   the default: by a rule from what every
+ *                            process knows alike (process and node
+ *                            counts; DESIGN.md)
+ *     personalized           sends, a reduce-scatter of message counts,
+ *                            then probed receives
+ *     nbx                    synchronous sends, probed receives, a
+ *                            nonblocking barrier (Hoefler et al.)
+ *     rma                    one-sided puts into a window kept on comm
+ *                            (p slots of the largest message per process);
+ *                            Iso_alltoall_crs only (Iso_alltoallv_crs:
+ *                            ISO_ERR_ALGORITHM); every process's messages
+ *                            must fit the slot of the largest
+ *     locality-personalized, locality-nbx
+ *                            all of a process's messages for one node go
+ *                            as one message to one process of that node,
+ *                            which redistributes them inside the node
+ *                            (personalized or NBX between nodes)
+ *   iso_verify=true  (ISO_VERIFY=1): one allreduce first spreads an
+ *     argument error found on any process to all of them (each returns an
+ *     error; a process with good arguments returns the error of another)
+ *     and checks that all chose the same algorithm (ISO_ERR_ALGORITHM).
+ *     Without it, a process with bad arguments returns its error without
+ *     communicating, and the others then behave as in an erroneous MPI
+ *     program (they may wait forever).
+ * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
+ * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM.
+ *
+ * Nodes.  A node is a set of processes that share memory, or, when the
+ * environment variable ISO_NODE_MAP is set, a pretend layout for tests and
+ * benchmarks: comma-separated non-negative node ids, one for each rank of
+ * MPI_COMM_WORLD in rank order ("0,1,0,1,1": two nodes of 2 and 3
+ * processes, ranks interleaved); communicators take the node of each
+ * member's world rank.  Nodes may differ in size and hold any ranks.  The
+ * layout is computed at a communicator's first call and kept until the
+ * communicator is freed; MPI_Comm_dup starts afresh (and reads
+ * ISO_NODE_MAP again).  A malformed map is ISO_ERR_INFO on every process.
+ *
+ * Errors (through comm's error handler): comm MPI_COMM_NULL (raised on
+ * MPI_COMM_WORLD) or an intercommunicator: ISO_ERR_ARG; negative send_nnz,
+ * sendcount, recvcount or sendcounts[i]: ISO_ERR_COUNT; NULL dest (or
+ * sendcounts, sdispls) with send_nnz > 0, or a NULL output pointer:
+ * ISO_ERR_ARG; a destination out of range or repeated: ISO_ERR_ARG;
+ * MPI_DATATYPE_NULL or an uncommitted datatype: ISO_ERR_TYPE.  These are
+ * found before any communication.  Received sizes that do not fit
+ * recvtype (above) are found after the exchange, by the receiver alone.
+ *
+ * The library's messages travel on a private duplicate of comm, made at
+ * the first call on comm and kept until comm is freed. */
+ISO_API int Iso_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype sendtype,
+                             const void *sendvals, int *recv_nnz, int **src, int recvcount,
+                             MPI_Datatype recvtype, void **recvvals, MPI_Info info,
+                             MPI_Comm comm);
+ISO_API int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcounts[],
+                              const int sdispls[], MPI_Datatype sendtype, const void *sendvals,
+                              int *recv_nnz, int **src, int **recvcounts, int **rdispls,
+                              MPI_Datatype recvtype, void **recvvals, MPI_Info info,
+                              MPI_Comm comm);
+
+/* ---------------------------------------------------------------------- */
 /* Datatypes (datatypes/).
  * Type_create_triangular: the triangular vector of the EuroMPI'15 paper,
  * section 8.  See datatypes/triangular.c for the full semantics. */

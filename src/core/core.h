@@ -5,6 +5,7 @@
  *   datatype.c  small facts about MPI datatypes
  *   info.c      info keys and environment values
  *   privcomm.c  the private communicator for library traffic, and tags
+ *   finalize.c  releasing what is cached on MPI_COMM_WORLD at MPI_Finalize
  *   request.c   requests, the list of active requests, Iso_start/wait/test
  *
  * Error convention (DESIGN.md, "Errors"): every internal function that can
@@ -57,6 +58,9 @@ int iso__reserve(void **buf, size_t *cap, size_t n);
 /* ---- datatypes (datatype.c) ----------------------------------------------- */
 /* A predefined (named) datatype, which needs no duplicate to outlive a call. */
 int iso__type_is_named(MPI_Datatype t);
+/* MPI_SUCCESS if t can be used in communication: not MPI_DATATYPE_NULL
+ * and committed; else the TYPE code.  Local (no communication). */
+int iso__type_check(MPI_Datatype t);
 
 /* ---- info keys and environment values (info.c) ---------------------------- */
 /* Calls handler(ctx, key, value) for every key of info that starts with
@@ -67,6 +71,17 @@ int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx);
 /* true/yes/on/1 -> 1, false/no/off/0 -> 0 (case-insensitive, as every
  * name the library accepts); else the INFO code. */
 int iso__parse_bool(const char *value, int *out);
+
+/* ---- at MPI_Finalize (finalize.c) ------------------------------------------ */
+/* Makes MPI_Finalize call fn first thing (from the delete callback of an
+ * MPI_COMM_SELF attribute), while MPI can still free communicators and
+ * windows; functions run in the reverse order of registration.  Register
+ * once per function. */
+typedef void (*iso_finalizer)(void);
+int iso__at_finalize(iso_finalizer fn);
+/* Deletes the attribute of keyval from MPI_COMM_WORLD if it is set (for
+ * finalizers of caches kept on any communicator). */
+void iso__world_attr_delete(int keyval);
 
 /* ---- the private communicator (privcomm.c) -------------------------------- */
 /* A duplicate of a user's communicator on which the library's messages
@@ -83,6 +98,15 @@ typedef struct {
 /* MPI_Comm_dup of comm (collective over comm), one reference. */
 int iso__priv_create(MPI_Comm comm, iso_priv **out);
 void iso__priv_release(iso_priv *p);
+/* The private communicator cached on the intracommunicator comm (an
+ * attribute that holds one reference, released when comm is freed;
+ * MPI_Comm_dup does not copy it).  The first call on a communicator makes
+ * it with MPI_Comm_idup, progressing active requests while it completes
+ * (iso__progress_wait), so it is collective over comm; when it returns,
+ * every process of comm has entered this call.  Its MPI error handler is
+ * MPI_ERRORS_RETURN.  The reference is borrowed: take one (refs++) to keep
+ * it beyond comm's lifetime. */
+int iso__priv_cached(MPI_Comm comm, iso_priv **out);
 /* The first of n consecutive tags (n >= 1) below MPI_TAG_UB; wraps to 0. */
 int iso__tags_reserve(iso_priv *p, int n);
 
@@ -124,6 +148,11 @@ int iso__request_start(struct iso_request_s *r);
 void iso__request_complete(struct iso_request_s *r, int err);
 /* Completes r, progressing every other active request meanwhile. */
 int iso__request_wait(struct iso_request_s *r);
+/* Completes the MPI request *mreq (a nonblocking collective, say),
+ * progressing every active request meanwhile: a collective step inside an
+ * operation must not stop other outstanding operations, which processes
+ * may complete before entering this one. */
+int iso__progress_wait(MPI_Request *mreq);
 /* Frees r (taking it off the active list first if it is still there). */
 void iso__request_destroy(struct iso_request_s *r);
 

@@ -76,6 +76,17 @@ int iso__request_wait(struct iso_request_s *r)
     return r->err;
 }
 
+int iso__progress_wait(MPI_Request *mreq)
+{
+    int flag = 0, err;
+    while (active_head != NULL) {
+        if ((err = MPI_Test(mreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || flag)
+            return err;
+        progress_all();
+    }
+    return MPI_Wait(mreq, MPI_STATUS_IGNORE); /* nothing else to progress: let MPI block */
+}
+
 void iso__request_destroy(struct iso_request_s *r)
 {
     if (r == NULL)

@@ -4,6 +4,9 @@
  *   neighborhood.c  isomorphic neighborhoods attached to Cartesian
  *                   communicators, with the private communicator and the
  *                   schedules cached for them (Iso_neighborhood_*)
+ *   locality.c      which processes share a node (ISO_NODE_MAP or shared
+ *                   memory), cached per communicator, and the pairing of
+ *                   processes across nodes of any sizes
  * The neighborhood holds schedules (sched/) but never builds one: the
  * collectives (coll/) do. */
 #ifndef ISO_TOPO_H
@@ -78,5 +81,45 @@ int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state);
  * one (collective: the first attachment makes the private communicator). */
 int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode,
                     int verbose);
+
+/* ---- locality: nodes of a communicator (locality.c) ------------------------ */
+/* A node is a set of processes that share memory
+ * (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)), or, if the environment
+ * variable ISO_NODE_MAP is set, what it says: a comma-separated node id
+ * (non-negative integer) for every rank of MPI_COMM_WORLD, in world rank
+ * order; a communicator's ranks take the node of their world rank.  Nodes
+ * may differ in size and hold any ranks.  Node ids here are 0..nnodes-1, in
+ * the order of the nodes' lowest ranks. */
+typedef struct {
+    int size;           /* processes of the communicator */
+    int nnodes;
+    int *node;          /* [size] node of each rank */
+    int *local;         /* [size] rank within its node (in rank order) */
+    int *node_first;    /* [nnodes + 1] node n is members[node_first[n] .. node_first[n+1]) */
+    int *members;       /* [size] the ranks grouped by node, ascending in each */
+    int min_node_size, max_node_size;
+    MPI_Comm node_comm; /* this process's node: comm split by node, rank = local rank */
+} iso_locality;
+
+/* The locality of comm, computed on first use (collective over comm then:
+ * an allgather and a split) and cached on comm until it is freed.
+ * ISO_NODE_MAP is read at that first use; MPI_Comm_dup does not copy the
+ * cache, so a duplicate reads the map again.  A malformed map (not a
+ * non-negative integer for each world rank) is the INFO code on every
+ * process. */
+int iso__locality_get(MPI_Comm comm, const iso_locality **out);
+
+static inline int iso__node_size(const iso_locality *l, int n)
+{
+    return l->node_first[n + 1] - l->node_first[n];
+}
+
+/* The process of node n that rank r addresses for all of its node's
+ * messages to node n (DESIGN.md, "Sparse dynamic data exchange"): r itself
+ * on its own node; else, with g the position of r in members (ranks ordered
+ * by node, then rank), the process of local rank g mod size(n).  Over all
+ * other nodes' processes, every process of n is chosen by as many as
+ * another, give or take one, whatever the node sizes. */
+int iso__locality_partner(const iso_locality *l, int r, int n);
 
 #endif

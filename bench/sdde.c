@@ -1,0 +1,573 @@
+/* sdde: times the sparse dynamic data exchange (Iso_alltoallv_crs,
+ * Iso_alltoall_crs) with every sparse algorithm on the communication
+ * pattern of a sparse matrix-vector product.
+ *
+ * The rows of a Matrix Market matrix (.mtx, or .mtx.gz read through
+ * `gzip -dc`) are split contiguously over the processes (the first
+ * n mod p get one more).  Process q needs, from every other process o, the
+ * columns of its rows that o owns:
+ *   variable  (Iso_alltoallv_crs): q sends o those column indices (ints);
+ *   constant  (Iso_alltoall_crs):  q sends o one int, their number.
+ * Every variant is first checked against the result every process computes
+ * from the matrix itself (sources ascending, counts, indices).  Then every
+ * repetition times one batch of --iters calls of each variant (outputs
+ * freed in the batch: part of the cost), the variants in a new random order
+ * each repetition (the same on all ranks), each batch after one untimed
+ * call and a barrier; time per call = batch time / iters, maximised over
+ * the ranks.  Reported: median and quartiles over the repetitions
+ * (microseconds), the ratio of medians to personalized, and the messages
+ * of one call (MPI_Isend, MPI_Issend, MPI_Put through the profiling
+ * interface) of the busiest process: total and inter-node.
+ *
+ *   mpiexec -n P sdde [--matrix PATH[,PATH...]] [--reps N] [--iters K]
+ *       [--nodes N | --node-map LIST] [--variants LIST] [--forms v,c]
+ *
+ * Nodes: the library's (shared memory, or ISO_NODE_MAP from the
+ * environment), or a pretend layout set by --nodes N (N nodes of
+ * consecutive ranks, sizes differing by at most one) or --node-map LIST
+ * (ISO_NODE_MAP syntax); either sets ISO_NODE_MAP before the benchmark's
+ * communicator is made.  On one machine a pretend layout changes which
+ * messages count as inter-node, not what they cost: it shows message
+ * counts, not network gains.  See bench/README.md. */
+#include <isocoll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+#define MAXV 8
+
+static int rank, nprocs;
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "sdde: out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* ---- counting the library's messages (MPI profiling interface) ------------
+ * The library is linked statically, so its MPI_Isend, MPI_Issend and
+ * MPI_Put calls come here.  Counting is on only around single calls made
+ * to count, never while timing.  Messages on a communicator of the world's
+ * size (the private duplicate of the benchmark's world duplicate) have the
+ * world's ranks; smaller ones are the node communicators, inside a node. */
+static int counting;
+static const int *node_of; /* node of each world rank */
+static long long count_msgs, count_inter, count_isend, count_issend, count_put;
+
+static void count(int dest, MPI_Comm comm, MPI_Win win)
+{
+    int size = 0;
+    if (!counting)
+        return;
+    count_msgs++;
+    if (win != MPI_WIN_NULL) {
+        MPI_Group g;
+        PMPI_Win_get_group(win, &g);
+        PMPI_Group_size(g, &size);
+        PMPI_Group_free(&g);
+    } else {
+        PMPI_Comm_size(comm, &size);
+    }
+    if (size == nprocs && dest >= 0 && dest < nprocs && node_of[dest] != node_of[rank])
+        count_inter++;
+}
+
+int MPI_Isend(const void *buf, int n, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    count(dest, comm, MPI_WIN_NULL);
+    count_isend += counting;
+    return PMPI_Isend(buf, n, type, dest, tag, comm, request);
+}
+
+int MPI_Issend(const void *buf, int n, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    count(dest, comm, MPI_WIN_NULL);
+    count_issend += counting;
+    return PMPI_Issend(buf, n, type, dest, tag, comm, request);
+}
+
+int MPI_Put(const void *buf, int n, MPI_Datatype type, int target, MPI_Aint disp, int tn,
+            MPI_Datatype ttype, MPI_Win win)
+{
+    count(target, MPI_COMM_NULL, win);
+    count_put += counting;
+    return PMPI_Put(buf, n, type, target, disp, tn, ttype, win);
+}
+
+/* ---- the matrix and the pattern ------------------------------------------- */
+typedef struct {
+    int n;       /* max(rows, cols) */
+    long nnz;    /* entries after symmetric expansion */
+    int *rowptr; /* CSR pattern, n + 1 */
+    int *col;
+} matrix_t;
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static FILE *open_matrix(const char *path, int *piped)
+{
+    size_t len = strlen(path);
+    *piped = len > 3 && !strcmp(path + len - 3, ".gz");
+    if (*piped) {
+        char cmd[4200];
+        if (strchr(path, '\'') || len > 4000)
+            return NULL;
+        snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
+        return popen(cmd, "r");
+    }
+    return fopen(path, "r");
+}
+
+/* Reads the pattern of a coordinate Matrix Market file; dies on errors. */
+static void read_matrix(const char *path, matrix_t *m)
+{
+    char line[1024], sym[32] = "", field[32] = "";
+    int piped, rows, cols, symmetric, *fill;
+    long nz, k = 0, *ri, *ci;
+    FILE *f = open_matrix(path, &piped);
+    if (f == NULL || !fgets(line, sizeof line, f) ||
+        sscanf(line, "%%%%MatrixMarket matrix coordinate %31s %31s", field, sym) != 2) {
+        fprintf(stderr, "sdde: %s: not a coordinate Matrix Market file\n", path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    symmetric = strcmp(sym, "general") != 0;
+    do
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+    while (line[0] == '%');
+    if (sscanf(line, "%d %d %ld", &rows, &cols, &nz) != 3) {
+        fprintf(stderr, "sdde: %s: no size line\n", path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    m->n = rows > cols ? rows : cols;
+    ri = xmalloc(sizeof(long) * 2 * (size_t)nz);
+    ci = xmalloc(sizeof(long) * 2 * (size_t)nz);
+    for (long e = 0; e < nz; e++) {
+        long i, j;
+        if (!fgets(line, sizeof line, f) || sscanf(line, "%ld %ld", &i, &j) != 2 || i < 1 ||
+            j < 1 || i > rows || j > cols) {
+            fprintf(stderr, "sdde: %s: bad entry %ld\n", path, e + 1);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        ri[k] = i - 1, ci[k++] = j - 1;
+        if (symmetric && i != j)
+            ri[k] = j - 1, ci[k++] = i - 1;
+    }
+    if (piped)
+        pclose(f);
+    else
+        fclose(f);
+    m->nnz = k;
+    m->rowptr = calloc((size_t)m->n + 1, sizeof(int));
+    m->col = xmalloc(sizeof(int) * (size_t)k);
+    fill = calloc((size_t)m->n + 1, sizeof(int));
+    for (long e = 0; e < k; e++)
+        m->rowptr[ri[e] + 1]++;
+    for (int r = 0; r < m->n; r++)
+        m->rowptr[r + 1] += m->rowptr[r];
+    for (long e = 0; e < k; e++)
+        m->col[m->rowptr[ri[e]] + fill[ri[e]]++] = (int)ci[e];
+    free(ri), free(ci), free(fill);
+}
+
+static int first_row(int n, int q)
+{
+    return q * (n / nprocs) + (q < n % nprocs ? q : n % nprocs);
+}
+
+static int owner(int n, int c)
+{
+    int base = n / nprocs, extra = n % nprocs;
+    if (c < extra * (base + 1))
+        return c / (base + 1);
+    return extra + (c - extra * (base + 1)) / (base ? base : 1);
+}
+
+/* What one process sends: n messages to dest[], counts[], at displs[] of idx. */
+typedef struct {
+    int n, *dest, *counts, *displs, *idx;
+} sends_t;
+
+/* Process q's messages: to each other owner, the sorted unique columns of
+ * q's rows it owns (destinations in ascending order). */
+static sends_t pattern(const matrix_t *m, int q)
+{
+    int lo = first_row(m->n, q), hi = first_row(m->n, q + 1), len = m->rowptr[hi] - m->rowptr[lo];
+    int *cols = xmalloc(sizeof(int) * (size_t)(len + 1)), u = 0;
+    sends_t s = {0, xmalloc(sizeof(int) * (size_t)nprocs), xmalloc(sizeof(int) * (size_t)nprocs),
+                 xmalloc(sizeof(int) * (size_t)nprocs), NULL};
+    memcpy(cols, m->col + m->rowptr[lo], sizeof(int) * (size_t)len);
+    qsort(cols, (size_t)len, sizeof(int), cmp_int);
+    for (int i = 0; i < len; i++)
+        if ((u == 0 || cols[u - 1] != cols[i]) && owner(m->n, cols[i]) != q)
+            cols[u++] = cols[i];
+    s.idx = cols;
+    for (int i = 0; i < u; i++) { /* sorted columns: owners ascending */
+        int o = owner(m->n, cols[i]);
+        if (s.n == 0 || s.dest[s.n - 1] != o) {
+            s.dest[s.n] = o, s.counts[s.n] = 0, s.displs[s.n] = i;
+            s.n++;
+        }
+        s.counts[s.n - 1]++;
+    }
+    return s;
+}
+
+static void sends_free(sends_t *s)
+{
+    free(s->dest), free(s->counts), free(s->displs), free(s->idx);
+}
+
+/* ---- variants -------------------------------------------------------------- */
+typedef struct {
+    char name[32];
+    MPI_Info info;
+    long long msgs, inter, isend, issend, put; /* one call, this process */
+    double *t;                                 /* per repetition */
+} variant_t;
+
+typedef struct {
+    int n_recv, *src, *counts, *vals;
+} result_t;
+
+/* One call; frees the outputs unless res is given. */
+static int one_call(const sends_t *s, int variable, variant_t *v, MPI_Comm comm, result_t *res)
+{
+    int recv_nnz, *src, *rcounts = NULL, *rdispls = NULL, rc;
+    void *rvals;
+    if (variable)
+        rc = Iso_alltoallv_crs(s->n, s->dest, s->counts, s->displs, MPI_INT, s->idx, &recv_nnz,
+                               &src, &rcounts, &rdispls, MPI_INT, &rvals, v->info, comm);
+    else
+        rc = Iso_alltoall_crs(s->n, s->dest, 1, MPI_INT, s->counts, &recv_nnz, &src, 1, MPI_INT,
+                              &rvals, v->info, comm);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (res) {
+        *res = (result_t){recv_nnz, src, rcounts, rvals};
+        free(rdispls);
+        return MPI_SUCCESS;
+    }
+    free(src), free(rcounts), free(rdispls), free(rvals);
+    return MPI_SUCCESS;
+}
+
+/* The result against what the matrix says; returns the errors found here. */
+static int verify(const matrix_t *m, int variable, const result_t *r, const char *name)
+{
+    int k = 0, pos = 0, bad = 0;
+    for (int q = 0; q < nprocs; q++) {
+        sends_t s;
+        int i;
+        if (q == rank)
+            continue;
+        s = pattern(m, q);
+        for (i = 0; i < s.n && s.dest[i] != rank; i++)
+            ;
+        if (i < s.n) {
+            int c = s.counts[i];
+            if (k >= r->n_recv || r->src[k] != q ||
+                (variable ? r->counts[k] != c ||
+                                memcmp(r->vals + pos, s.idx + s.displs[i], sizeof(int) * (size_t)c)
+                          : r->vals[k] != c)) {
+                if (bad++ == 0)
+                    fprintf(stderr, "FAIL rank %d: %s: message %d (from %d) wrong or missing\n",
+                            rank, name, k, q);
+            }
+            pos += variable ? c : 0;
+            k++;
+        }
+        sends_free(&s);
+    }
+    if (k != r->n_recv && bad++ == 0)
+        fprintf(stderr, "FAIL rank %d: %s: %d messages, expected %d\n", rank, name, r->n_recv, k);
+    return bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *t, int n, double q)
+{
+    double *c = xmalloc(sizeof(double) * (size_t)n), v;
+    memcpy(c, t, sizeof(double) * (size_t)n);
+    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    v = c[(int)(q * (n - 1) + 0.5)];
+    free(c);
+    return v;
+}
+
+static unsigned next_random(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 16) & 0x7fff;
+}
+
+/* ---- one matrix, one form ---------------------------------------------------- */
+static void bench(const matrix_t *m, const char *mname, int variable, variant_t *v, int nv,
+                  int reps, int iters, MPI_Comm comm)
+{
+    sends_t s = pattern(m, rank);
+    int *order = xmalloc(sizeof(int) * (size_t)nv), ref = -1, auto_v = -1;
+    unsigned seed = 12345u;
+    long long mine[2], most[2];
+    if (rank == 0)
+        printf("\n### %s, %s (%s), %d ranks\n\n", mname,
+               variable ? "Iso_alltoallv_crs" : "Iso_alltoall_crs",
+               variable ? "the column indices" : "one int per message", nprocs);
+    {
+        long long sent[2] = {s.n, s.n}, tot[2];
+        MPI_Allreduce(sent, tot, 1, MPI_LONG_LONG, MPI_SUM, comm);
+        MPI_Allreduce(sent + 1, tot + 1, 1, MPI_LONG_LONG, MPI_MAX, comm);
+        if (rank == 0)
+            printf("messages per call: %lld in all, at most %lld from one process\n\n", tot[0],
+                   tot[1]);
+    }
+    for (int k = 0; k < nv; k++) { /* verify and count */
+        result_t r;
+        int bad, total;
+        if (variable && !strcmp(v[k].name, "rma")) { /* constant sizes only */
+            v[k].t = NULL;
+            continue;
+        }
+        counting = 1;
+        count_msgs = count_inter = count_isend = count_issend = count_put = 0;
+        TRY(one_call(&s, variable, &v[k], comm, &r));
+        counting = 0;
+        v[k].msgs = count_msgs, v[k].inter = count_inter, v[k].isend = count_isend;
+        v[k].issend = count_issend, v[k].put = count_put;
+        bad = verify(m, variable, &r, v[k].name);
+        free(r.src), free(r.counts), free(r.vals);
+        MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, comm);
+        if (total) {
+            if (rank == 0)
+                fprintf(stderr, "sdde: %s gave wrong results on %s\n", v[k].name, mname);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        v[k].t = xmalloc(sizeof(double) * (size_t)reps);
+        if (!strcmp(v[k].name, "personalized"))
+            ref = k;
+        if (!strcmp(v[k].name, "auto"))
+            auto_v = k;
+    }
+    for (int rep = 0; rep < reps; rep++) {
+        for (int k = 0; k < nv; k++)
+            order[k] = k;
+        for (int k = nv - 1; k > 0; k--) {
+            int j = (int)(next_random(&seed) % (unsigned)(k + 1)), t = order[k];
+            order[k] = order[j], order[j] = t;
+        }
+        for (int o = 0; o < nv; o++) {
+            variant_t *x = &v[order[o]];
+            double t0, t;
+            if (x->t == NULL)
+                continue;
+            TRY(one_call(&s, variable, x, comm, NULL));
+            MPI_Barrier(comm);
+            t0 = MPI_Wtime();
+            for (int it = 0; it < iters; it++)
+                TRY(one_call(&s, variable, x, comm, NULL));
+            t = (MPI_Wtime() - t0) / iters;
+            MPI_Allreduce(&t, &x->t[rep], 1, MPI_DOUBLE, MPI_MAX, comm);
+        }
+    }
+    if (rank == 0)
+        printf("| variant | median us | q1 us | q3 us | / personalized | msgs (busiest) | "
+               "inter-node msgs (busiest) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    for (int k = 0; k < nv; k++) {
+        double med;
+        if (v[k].t == NULL)
+            continue;
+        mine[0] = v[k].msgs, mine[1] = v[k].inter;
+        MPI_Allreduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, comm);
+        med = quantile(v[k].t, reps, 0.5);
+        if (rank == 0) {
+            printf("| %s | %.1f | %.1f | %.1f | ", v[k].name, med * 1e6,
+                   quantile(v[k].t, reps, 0.25) * 1e6, quantile(v[k].t, reps, 0.75) * 1e6);
+            if (ref >= 0)
+                printf("%.2f", med / quantile(v[ref].t, reps, 0.5));
+            printf(" | %lld | %lld |\n", most[0], most[1]);
+        }
+    }
+    /* auto's pick: the fixed variants that send the same messages of the
+     * same kinds on every rank */
+    if (auto_v >= 0) {
+        char picked[256] = "";
+        int best = -1;
+        for (int k = 0; k < nv; k++) {
+            int same, all;
+            if (k == auto_v || v[k].t == NULL)
+                continue;
+            if (best < 0 || quantile(v[k].t, reps, 0.5) < quantile(v[best].t, reps, 0.5))
+                best = k;
+            same = v[k].msgs == v[auto_v].msgs && v[k].inter == v[auto_v].inter &&
+                   v[k].isend == v[auto_v].isend && v[k].issend == v[auto_v].issend &&
+                   v[k].put == v[auto_v].put;
+            MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, comm);
+            if (all)
+                snprintf(picked + strlen(picked), sizeof picked - strlen(picked), "%s%s",
+                         picked[0] ? "=" : "", v[k].name);
+        }
+        if (rank == 0 && best >= 0)
+            printf("\nauto picked %s (same messages); fastest fixed: %s; auto / fastest %.2f\n",
+                   picked[0] ? picked : "(no fixed variant sends the same messages)", v[best].name,
+                   quantile(v[auto_v].t, reps, 0.5) / quantile(v[best].t, reps, 0.5));
+    }
+    for (int k = 0; k < nv; k++) {
+        free(v[k].t);
+        v[k].t = NULL;
+    }
+    free(order);
+    sends_free(&s);
+}
+
+/* ---- main ------------------------------------------------------------------- */
+static void usage(void)
+{
+    if (rank == 0)
+        fprintf(stderr, "usage: sdde [--matrix PATH[,PATH...]] [--reps N] [--iters K] "
+                        "[--nodes N | --node-map LIST] [--variants LIST] [--forms v,c]\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* Node of every world rank: the map in ISO_NODE_MAP, or shared memory. */
+static int *nodes_of_world(void)
+{
+    int *node = xmalloc(sizeof(int) * (size_t)nprocs), key;
+    const char *map = getenv("ISO_NODE_MAP");
+    if (map && *map) {
+        const char *p = map;
+        for (int r = 0; r < nprocs; r++) {
+            node[r] = (int)strtol(p, (char **)&p, 10);
+            if (*p == ',')
+                p++;
+        }
+        return node;
+    }
+    {
+        MPI_Comm shm;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm);
+        key = rank;
+        MPI_Allreduce(MPI_IN_PLACE, &key, 1, MPI_INT, MPI_MIN, shm);
+        MPI_Comm_free(&shm);
+        MPI_Allgather(&key, 1, MPI_INT, node, 1, MPI_INT, MPI_COMM_WORLD);
+    }
+    return node;
+}
+
+int main(int argc, char **argv)
+{
+    const char *matrices = "/work/shared/matrices/west0479.mtx.gz";
+    char variants[256] = "personalized,nbx,rma,locality-personalized,locality-nbx,auto";
+    char forms[16] = "v,c", *map = NULL, *tok;
+    int reps = 21, iters = 5, nodes = 0, nv = 0, nnodes = 0;
+    variant_t v[MAXV];
+    MPI_Comm comm;
+    int *node;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    for (int a = 1; a < argc; a++) {
+        const char *val = a + 1 < argc ? argv[a + 1] : NULL;
+        if (val == NULL)
+            usage();
+        if (!strcmp(argv[a], "--matrix"))
+            matrices = val;
+        else if (!strcmp(argv[a], "--reps"))
+            reps = atoi(val);
+        else if (!strcmp(argv[a], "--iters"))
+            iters = atoi(val);
+        else if (!strcmp(argv[a], "--nodes"))
+            nodes = atoi(val);
+        else if (!strcmp(argv[a], "--node-map"))
+            map = strdup(val);
+        else if (!strcmp(argv[a], "--variants"))
+            snprintf(variants, sizeof variants, "%s", val);
+        else if (!strcmp(argv[a], "--forms"))
+            snprintf(forms, sizeof forms, "%s", val);
+        else
+            usage();
+        a++;
+    }
+    if (reps < 1 || iters < 1 || nodes < 0 || nodes > nprocs)
+        usage();
+    if (nodes > 0) { /* consecutive blocks, sizes differing by at most one */
+        map = xmalloc((size_t)nprocs * 12 + 1);
+        map[0] = '\0';
+        for (int r = 0, len = 0; r < nprocs; r++) {
+            int n = 0;
+            while (n + 1 < nodes && (long)(n + 1) * nprocs / nodes <= r)
+                n++;
+            len += sprintf(map + len, "%s%d", r ? "," : "", n);
+        }
+    }
+    if (map)
+        setenv("ISO_NODE_MAP", map, 1);
+    node = nodes_of_world();
+    node_of = node;
+    for (int r = 0; r < nprocs; r++) {
+        int seen = 0;
+        for (int q = 0; q < r; q++)
+            seen |= node[q] == node[r];
+        nnodes += !seen;
+    }
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* its first call reads ISO_NODE_MAP */
+    for (tok = strtok(variants, ","); tok && nv < MAXV; tok = strtok(NULL, ","), nv++) {
+        snprintf(v[nv].name, sizeof v[nv].name, "%s", tok);
+        MPI_Info_create(&v[nv].info);
+        MPI_Info_set(v[nv].info, "iso_sparse_algorithm", tok);
+        v[nv].t = NULL;
+    }
+    if (rank == 0) {
+        char host[MPI_MAX_PROCESSOR_NAME];
+        int len;
+        MPI_Get_processor_name(host, &len);
+        printf("# sdde: %d ranks on %s, %d node%s (%s), reps %d, iters %d\n", nprocs, host,
+               nnodes, nnodes == 1 ? "" : "s",
+               map ? "pretend layout ISO_NODE_MAP: message counts only, not network gains"
+                   : "shared memory",
+               reps, iters);
+        printf("# time per call = batch time / iters, max over ranks; median [q1, q3] over "
+               "repetitions\n");
+    }
+    {
+        char *list = strdup(matrices), *save = NULL;
+        for (char *path = strtok_r(list, ",", &save); path; path = strtok_r(NULL, ",", &save)) {
+            matrix_t m;
+            const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            read_matrix(path, &m);
+            if (rank == 0)
+                printf("\n## %s: %d rows, %ld nonzeros (pattern, symmetric ones expanded)\n", base,
+                       m.n, m.nnz);
+            if (strchr(forms, 'v'))
+                bench(&m, base, 1, v, nv, reps, iters, comm);
+            if (strchr(forms, 'c'))
+                bench(&m, base, 0, v, nv, reps, iters, comm);
+            free(m.rowptr), free(m.col);
+        }
+        free(list);
+    }
+    for (int k = 0; k < nv; k++)
+        MPI_Info_free(&v[k].info);
+    MPI_Comm_free(&comm);
+    free(node);
+    free(map);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,330 @@
+/* Iso_alltoall_crs and Iso_alltoallv_crs (DESIGN.md, "Sparse dynamic data
+ * exchange"): options, argument checks, the optional agreement
+ * (iso_verify), the choice of algorithm, and the outputs assembled in
+ * ascending source order whatever order the messages arrived in. */
+#include "sparse/sparse.h"
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- options ---------------------------------------------------------------- */
+
+typedef struct {
+    int algorithm; /* index in the table or ISO_SDDE_AUTO */
+    int verify;
+} options_t;
+
+static int option(void *ctx, const char *key, const char *value)
+{
+    options_t *o = ctx;
+    if (!strcmp(key, "iso_sparse_algorithm"))
+        return iso__sdde_lookup(value, &o->algorithm);
+    if (!strcmp(key, "iso_verify"))
+        return iso__parse_bool(value, &o->verify);
+    return iso__error(ISO_ERR_INFO);
+}
+
+/* The environment (ISO_VERIFY, ISO_SPARSE_ALGORITHM), then info.
+ * iso_verify is settled first, so that an error in the other options is
+ * spread too when verification is on. */
+static int options_get(MPI_Info info, options_t *o)
+{
+    const char *venv = getenv("ISO_VERIFY"), *aenv = getenv("ISO_SPARSE_ALGORITHM");
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0, err = MPI_SUCCESS;
+    o->algorithm = ISO_SDDE_AUTO;
+    o->verify = 0;
+    if (venv && *venv)
+        err = option(o, "iso_verify", venv);
+    if (info != MPI_INFO_NULL && !err &&
+        (err = MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value, &flag)) == MPI_SUCCESS &&
+        flag)
+        err = option(o, "iso_verify", value);
+    if (aenv && *aenv && !err)
+        err = option(o, "iso_sparse_algorithm", aenv);
+    if (!err)
+        err = iso__info_each(info, option, o);
+    return err;
+}
+
+/* ---- arguments ------------------------------------------------------------------ */
+
+/* What a call receives and where its outputs go. */
+typedef struct {
+    int recvcount; /* Alltoall_crs */
+    MPI_Datatype recvtype;
+    int *recv_nnz, **src, **recvcounts, **rdispls; /* recvcounts, rdispls: Alltoallv_crs */
+    void **recvvals;
+    int size; /* of recvtype */
+    MPI_Aint extent, true_lb, true_extent;
+} crs_out;
+
+static void outputs_clear(const crs_out *o)
+{
+    if (o->recv_nnz)
+        *o->recv_nnz = 0;
+    if (o->src)
+        *o->src = NULL;
+    if (o->recvcounts)
+        *o->recvcounts = NULL;
+    if (o->rdispls)
+        *o->rdispls = NULL;
+    if (o->recvvals)
+        *o->recvvals = NULL;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Destinations in range and distinct (a sorted copy). */
+static int check_dests(const int *dest, int n, int p)
+{
+    int *sorted = malloc(sizeof(int) * ((size_t)n + 1)), err = MPI_SUCCESS;
+    if (sorted == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    for (int i = 0; i < n && !err; i++)
+        if (dest[i] < 0 || dest[i] >= p)
+            err = iso__error(ISO_ERR_ARG);
+        else
+            sorted[i] = dest[i];
+    if (!err) {
+        qsort(sorted, (size_t)n, sizeof(int), cmp_int);
+        for (int i = 1; i < n && !err; i++)
+            if (sorted[i] == sorted[i - 1])
+                err = iso__error(ISO_ERR_ARG);
+    }
+    free(sorted);
+    return err;
+}
+
+/* Fills the sizes and extents of c and o on the way. */
+static int check_args(iso_sdde_call *c, crs_out *o, int p)
+{
+    int err, variable = !c->constant;
+    MPI_Aint lb;
+    if (c->n < 0)
+        return iso__error(ISO_ERR_COUNT);
+    if (!o->recv_nnz || !o->src || !o->recvvals || (variable && (!o->recvcounts || !o->rdispls)))
+        return iso__error(ISO_ERR_ARG);
+    if (c->n > 0 && (!c->dest || (variable && (!c->counts || !c->displs))))
+        return iso__error(ISO_ERR_ARG);
+    if (!variable && (c->count < 0 || o->recvcount < 0))
+        return iso__error(ISO_ERR_COUNT);
+    for (int i = 0; variable && i < c->n; i++)
+        if (c->counts[i] < 0)
+            return iso__error(ISO_ERR_COUNT);
+    if ((err = iso__type_check(c->type)) != MPI_SUCCESS ||
+        (err = iso__type_check(o->recvtype)) != MPI_SUCCESS)
+        return err;
+    if (MPI_Type_size(c->type, &c->size) != MPI_SUCCESS ||
+        MPI_Type_get_extent(c->type, &lb, &c->extent) != MPI_SUCCESS ||
+        MPI_Type_size(o->recvtype, &o->size) != MPI_SUCCESS ||
+        MPI_Type_get_extent(o->recvtype, &lb, &o->extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent(o->recvtype, &o->true_lb, &o->true_extent) != MPI_SUCCESS)
+        return iso__error(ISO_ERR_TYPE);
+    /* The library allocates *recvvals: its elements must lie after its start. */
+    if (o->extent < 0 || o->true_lb < 0 || (variable && o->size == 0))
+        return iso__error(ISO_ERR_TYPE);
+    /* Every message, and a bundle's header with it, must fit an int of bytes. */
+    for (int i = 0; i < c->n; i++)
+        if ((long long)iso__sdde_count(c, i) * c->size > INT_MAX - ISO_SUB_HDR)
+            return iso__error(ISO_ERR_COUNT);
+    if ((long long)o->recvcount * o->size > INT_MAX - ISO_SUB_HDR)
+        return iso__error(ISO_ERR_COUNT);
+    c->recv_bytes = o->recvcount * o->size;
+    return c->n > 0 ? check_dests(c->dest, c->n, p) : MPI_SUCCESS;
+}
+
+/* iso_verify: one allreduce spreads the first error found anywhere (an MPI
+ * code, the largest wins) and checks that all chose the same algorithm.
+ * Nonblocking, so that other requests progress while it completes. */
+static int agree(MPI_Comm comm, int err, int algorithm)
+{
+    int v[3] = {err, algorithm, -algorithm}, r[3], e;
+    MPI_Request req;
+    if ((e = MPI_Iallreduce(v, r, 3, MPI_INT, MPI_MAX, comm, &req)) != MPI_SUCCESS ||
+        (e = iso__progress_wait(&req)) != MPI_SUCCESS)
+        return e;
+    if (err != MPI_SUCCESS)
+        return err;
+    if (r[0] != MPI_SUCCESS)
+        return r[0];
+    return r[1] == -r[2] ? MPI_SUCCESS : iso__error(ISO_ERR_ALGORITHM);
+}
+
+/* ---- outputs ---------------------------------------------------------------------- */
+
+static int by_source(const void *a, const void *b)
+{
+    int x = ((const iso_inmsg *)a)->source, y = ((const iso_inmsg *)b)->source;
+    return (x > y) - (x < y);
+}
+
+/* Writes count x recvtype from packed bytes into out. */
+static int unpack(const crs_out *o, const char *in, int bytes, char *out, int count,
+                  MPI_Comm comm)
+{
+    int pos = 0;
+    if (o->true_lb == 0 && o->true_extent == o->size && o->extent == o->size) {
+        memcpy(out, in, (size_t)bytes); /* contiguous: packed is the data */
+        return MPI_SUCCESS;
+    }
+    return MPI_Unpack(in, bytes, &pos, out, count, o->recvtype, comm);
+}
+
+/* Sorts the received messages by source and writes the outputs:
+ * message k at element displ[k] of *recvvals, laid out as total x recvtype. */
+static int assemble(iso_inbox *in, const crs_out *o, int constant, MPI_Comm comm)
+{
+    int n = in->n, *src, *counts, *displs, err = MPI_SUCCESS;
+    long long total = 0;
+    size_t bytes;
+    char *vals = NULL;
+    if (n == 0)
+        return MPI_SUCCESS;
+    qsort(in->msgs, (size_t)n, sizeof *in->msgs, by_source);
+    src = malloc(sizeof(int) * (size_t)n);
+    counts = malloc(sizeof(int) * (size_t)n);
+    displs = malloc(sizeof(int) * (size_t)n);
+    if (src == NULL || counts == NULL || displs == NULL) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_fail;
+    }
+    for (int k = 0; k < n; k++) {
+        int b = in->msgs[k].bytes;
+        if (k > 0 && in->msgs[k].source == in->msgs[k - 1].source) {
+            err = iso__error(ISO_ERR_INTERN); /* one message per sender */
+            goto fn_fail;
+        }
+        src[k] = in->msgs[k].source;
+        if (constant ? b != o->recvcount * o->size : b % o->size != 0) {
+            err = iso__error(ISO_ERR_COUNT);
+            goto fn_fail;
+        }
+        counts[k] = constant ? o->recvcount : b / o->size;
+        if (!constant && total > INT_MAX) {
+            err = iso__error(ISO_ERR_COUNT); /* rdispls[k] would overflow */
+            goto fn_fail;
+        }
+        displs[k] = (int)(constant ? 0 : total);
+        total += counts[k];
+    }
+    if (total > 0 && (size_t)(total - 1) > (SIZE_MAX / 2) / ((size_t)o->extent + 1)) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_fail;
+    }
+    bytes = total > 0 ? (size_t)(total - 1) * (size_t)o->extent + (size_t)o->true_lb +
+                            (size_t)o->true_extent
+                      : 1;
+    if ((vals = malloc(bytes)) == NULL) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_fail;
+    }
+    for (int k = 0; k < n && err == MPI_SUCCESS; k++) {
+        MPI_Aint first = constant ? (MPI_Aint)k * o->recvcount : (MPI_Aint)displs[k];
+        err = unpack(o, iso__inbox_at(in, k), in->msgs[k].bytes, vals + first * o->extent,
+                     counts[k], comm);
+    }
+    if (err != MPI_SUCCESS)
+        goto fn_fail;
+    *o->recv_nnz = n;
+    *o->src = src;
+    *o->recvvals = vals;
+    if (o->recvcounts) {
+        *o->recvcounts = counts;
+        *o->rdispls = displs;
+    } else {
+        free(counts);
+        free(displs);
+    }
+    return MPI_SUCCESS;
+fn_fail:
+    free(src);
+    free(counts);
+    free(displs);
+    free(vals);
+    return err;
+}
+
+/* ---- a call ------------------------------------------------------------------------ */
+
+static int run(iso_sdde_call *c, const crs_out *o, int algorithm, MPI_Comm comm)
+{
+    const iso_sdde_algorithm *a;
+    iso_sdde_req *r = NULL;
+    int p, err;
+    if ((err = iso__locality_get(c->priv->comm, &c->loc)) != MPI_SUCCESS ||
+        (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
+        return err;
+    if (algorithm == ISO_SDDE_AUTO)
+        algorithm = iso__sdde_select(p, c->loc->nnodes, c->constant);
+    a = &iso__sdde_algorithms[algorithm];
+    c->tag = iso__tags_reserve(c->priv, ISO_SDDE_NTAGS);
+    if ((err = a->make(c, comm, &r)) != MPI_SUCCESS)
+        return err;
+    if ((err = iso__request_start(&r->req)) == MPI_SUCCESS &&
+        (err = iso__request_wait(&r->req)) == MPI_SUCCESS)
+        err = assemble((iso_inbox *)r->result, o, c->constant, c->priv->comm);
+    iso__request_destroy(&r->req);
+    return err;
+}
+
+static int crs(iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_Comm comm)
+{
+    options_t opt;
+    int p, inter = 0, err;
+    outputs_clear(o);
+    if (comm == MPI_COMM_NULL)
+        return iso__raise(MPI_COMM_NULL, iso__error(ISO_ERR_ARG));
+    if ((err = MPI_Comm_test_inter(comm, &inter)) != MPI_SUCCESS || inter)
+        return iso__raise(comm, err ? err : iso__error(ISO_ERR_ARG));
+    if ((err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
+        return iso__raise(comm, err);
+    err = options_get(info, &opt);
+    if (err == MPI_SUCCESS)
+        err = check_args(c, o, p);
+    if (err == MPI_SUCCESS && opt.algorithm != ISO_SDDE_AUTO &&
+        iso__sdde_algorithms[opt.algorithm].constant_only && !c->constant)
+        err = iso__error(ISO_ERR_ALGORITHM);
+    /* Without verification a bad argument is reported without
+     * communicating; with it, every process joins the agreement first. */
+    if (err != MPI_SUCCESS && !opt.verify)
+        return iso__raise(comm, err);
+    {
+        int e = iso__priv_cached(comm, &c->priv);
+        if (e != MPI_SUCCESS)
+            return iso__raise(comm, e);
+    }
+    if (opt.verify)
+        err = agree(c->priv->comm, err, opt.algorithm);
+    if (err == MPI_SUCCESS)
+        err = run(c, o, opt.algorithm, comm);
+    return iso__raise(comm, err);
+}
+
+int Iso_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype sendtype,
+                     const void *sendvals, int *recv_nnz, int **src, int recvcount,
+                     MPI_Datatype recvtype, void **recvvals, MPI_Info info, MPI_Comm comm)
+{
+    iso_sdde_call c = {.n = send_nnz, .dest = dest, .count = sendcount, .type = sendtype,
+                       .buf = sendvals, .constant = 1};
+    crs_out o = {.recvcount = recvcount, .recvtype = recvtype, .recv_nnz = recv_nnz,
+                 .src = src, .recvvals = recvvals};
+    return crs(&c, &o, info, comm);
+}
+
+int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcounts[], const int sdispls[],
+                      MPI_Datatype sendtype, const void *sendvals, int *recv_nnz, int **src,
+                      int **recvcounts, int **rdispls, MPI_Datatype recvtype, void **recvvals,
+                      MPI_Info info, MPI_Comm comm)
+{
+    iso_sdde_call c = {.n = send_nnz, .dest = dest, .counts = sendcounts, .displs = sdispls,
+                       .type = sendtype, .buf = sendvals};
+    crs_out o = {.recvtype = recvtype, .recv_nnz = recv_nnz, .src = src,
+                 .recvcounts = recvcounts, .rdispls = rdispls, .recvvals = recvvals};
+    return crs(&c, &o, info, comm);
+}
