@@ -36,6 +36,10 @@ int iso__reserve(void **buf, size_t *cap, size_t n);
 /* ---- datatypes (datatype.c) ----------------------------------------------- */
 /* A predefined (named) datatype, which needs no duplicate to outlive a call. */
 int iso__type_is_named(MPI_Datatype t);
+/* The bytes count x t at displacement 0 touches: [*lo, *lo + *span), the
+ * true extent of the whole (right for negative extents too; 0 and 0 for
+ * count <= 0).  The COUNT code if the span overflows an MPI_Aint. */
+int iso__type_span(int count, MPI_Datatype t, MPI_Aint *lo, MPI_Aint *span);
 
 /* ---- info keys and environment values (info.c) ---------------------------- */
 /* Calls handler(ctx, key, value) for every key of info that starts with

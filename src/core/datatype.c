@@ -8,3 +8,24 @@ int iso__type_is_named(MPI_Datatype t)
         return 1; /* not a type we could duplicate either */
     return combiner == MPI_COMBINER_NAMED;
 }
+
+/* Element k of count x t starts at k * extent, and its bytes are
+ * [tlb, tlb + true extent) from there.  With a negative extent the elements
+ * go downwards, so the lowest byte is that of the last element. */
+int iso__type_span(int count, MPI_Datatype t, MPI_Aint *lo, MPI_Aint *span)
+{
+    MPI_Aint lb, extent, tlb, textent, step, reach;
+    int err;
+    *lo = *span = 0;
+    if (count <= 0)
+        return MPI_SUCCESS;
+    if ((err = MPI_Type_get_extent(t, &lb, &extent)) != MPI_SUCCESS ||
+        (err = MPI_Type_get_true_extent(t, &tlb, &textent)) != MPI_SUCCESS)
+        return err;
+    if (__builtin_mul_overflow((MPI_Aint)(count - 1), extent < 0 ? -extent : extent, &reach) ||
+        __builtin_add_overflow(reach, textent, span))
+        return iso__error(ISO_ERR_COUNT);
+    step = extent < 0 ? (MPI_Aint)(count - 1) * extent : 0;
+    *lo = tlb + step;
+    return MPI_SUCCESS;
+}

@@ -167,23 +167,19 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
 /* Reduces piece pc into count x type at p with the request's op. */
 static int reduce_into(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype type)
 {
-    MPI_Aint tlb, textent, lb, extent;
-    size_t span;
+    MPI_Aint lo, span;
     int err;
     if (has_place(r, pc)) { /* a vector of the same type: reduce from where it is */
         iso_place q = iso__place_of(r, pc);
         if (q.count == count && q.type == type)
             return MPI_Reduce_local(q.p, p, count, type, r->args.op);
     }
-    if ((err = MPI_Type_get_true_extent(type, &tlb, &textent)) != MPI_SUCCESS ||
-        (err = MPI_Type_get_extent(type, &lb, &extent)) != MPI_SUCCESS)
+    if ((err = iso__type_span(count, type, &lo, &span)) != MPI_SUCCESS ||
+        (err = iso__reserve(&r->tmp, &r->tmpcap, (size_t)span + 1)) != MPI_SUCCESS)
         return err;
-    span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
-    if ((err = iso__reserve(&r->tmp, &r->tmpcap, span + 1)) != MPI_SUCCESS)
+    if ((err = piece_to(r, pc, (char *)r->tmp - lo, count, type)) != MPI_SUCCESS)
         return err;
-    if ((err = piece_to(r, pc, (char *)r->tmp - tlb, count, type)) != MPI_SUCCESS)
-        return err;
-    return MPI_Reduce_local((char *)r->tmp - tlb, p, count, type, r->args.op);
+    return MPI_Reduce_local((char *)r->tmp - lo, p, count, type, r->args.op);
 }
 
 int iso__deliver(iso_sreq *r, const iso_op *op)
