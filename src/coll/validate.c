@@ -90,7 +90,7 @@ int iso__args_irregular(const iso_args *a)
 int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
 {
     double v[2] = {0.0, 0.0}, r[2];
-    int n = 0;
+    int n = 0, ready, err;
     for (int i = 0; i < nb->s && e == MPI_SUCCESS; i++) {
         iso_loc l;
         int size;
@@ -106,8 +106,9 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
     }
     v[0] = n > 0 ? v[0] / n : 0.0;
     v[1] = (double)e;
-    if (MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, priv->comm) != MPI_SUCCESS)
-        return iso__error(ISO_ERR_INTERN);
+    if ((err = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
+        (err = MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, priv->comm)) != MPI_SUCCESS)
+        return err;
     a->agreed_bytes = r[0];
     return (int)r[1]; /* an MPI code: small, exact in a double */
 }

@@ -54,19 +54,37 @@ int iso__parse_bool(const char *value, int *out);
 /* A duplicate of a user's communicator on which the library's messages
  * travel, so they never match user traffic; shared by the requests that use
  * it (counted references).  Tags are handed out identically on every process
- * because every process calls collectives in the same order. */
+ * because every process calls collectives in the same order.  Its error
+ * handler is MPI_ERRORS_RETURN: errors come back as codes and are raised on
+ * the user's communicator. */
 typedef struct {
     int refs;
-    MPI_Comm comm;
+    MPI_Comm comm;   /* usable once ready */
+    MPI_Request dup; /* the MPI_Comm_idup making comm (iso__priv_create_nb) */
+    int ready;
     unsigned tag_next;
     int tag_ub;
 } iso_priv;
 
-/* MPI_Comm_dup of comm (collective over comm), one reference. */
+/* MPI_Comm_dup of comm (collective over comm, blocking), one reference;
+ * ready at once. */
 int iso__priv_create(MPI_Comm comm, iso_priv **out);
+/* The same with MPI_Comm_idup, for calls that must not block: tags can be
+ * reserved at once, comm is usable after iso__priv_ready says so. */
+int iso__priv_create_nb(MPI_Comm comm, iso_priv **out);
+/* Completes the duplication if it has (block: waits for it); *ready = 1
+ * when comm is usable.  Thread-safe. */
+int iso__priv_ready(iso_priv *p, int block, int *ready);
 void iso__priv_release(iso_priv *p);
 /* The first of n consecutive tags (n >= 1) below MPI_TAG_UB; wraps to 0. */
 int iso__tags_reserve(iso_priv *p, int n);
+
+/* ---- threads (request.c) -----------------------------------------------------
+ * One process-wide lock for the library's shared state: the active list,
+ * the lazily registered error classes and keyvals, a private communicator
+ * being duplicated.  Held only briefly, never across a blocking MPI call. */
+void iso__lock(void);
+void iso__unlock(void);
 
 /* ---- requests (request.c) --------------------------------------------------
  * Every operation of the library is a request with its own progress
@@ -93,6 +111,7 @@ struct iso_request_s {
     MPI_Comm comm;  /* the user's communicator, for error reporting */
     int persistent; /* started by Iso_start, kept after completion */
     int active;
+    int busy;       /* a thread is progressing it (guarded by the lock) */
     int err;        /* outcome of the last execution */
     struct iso_request_s *prev, *next; /* the active list */
 };
@@ -104,6 +123,8 @@ void iso__request_init(struct iso_request_s *r, const iso_request_kind *kind, MP
 int iso__request_start(struct iso_request_s *r);
 /* Ends r's execution with err and takes it off the active list. */
 void iso__request_complete(struct iso_request_s *r, int err);
+/* Is r active (started and not completed)? */
+int iso__request_active(struct iso_request_s *r);
 /* Completes r, progressing every other active request meanwhile. */
 int iso__request_wait(struct iso_request_s *r);
 /* Frees r (taking it off the active list first if it is still there). */

@@ -2,22 +2,50 @@
  * user's communicator, never on the user's own, and each operation reserves
  * its own tags on it (the same on every process). */
 #include "core/core.h"
+#include <sched.h>
 #include <stdlib.h>
+
+/* MPI_TAG_UB is the same on every communicator: read it from the parent. */
+static iso_priv *priv_new(MPI_Comm comm)
+{
+    iso_priv *p = calloc(1, sizeof *p);
+    int *ub, flag = 0;
+    if (p == NULL)
+        return NULL;
+    if (MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag) != MPI_SUCCESS || !flag)
+        p->tag_ub = 32767; /* the least MPI allows */
+    else
+        p->tag_ub = *ub;
+    p->comm = MPI_COMM_NULL;
+    p->dup = MPI_REQUEST_NULL;
+    p->refs = 1;
+    return p;
+}
+
+/* Library code checks every return: errors on the private communicator
+ * come back as codes and are raised through the user's communicator (its
+ * handler at the time of the call), never through the handler the user's
+ * communicator had when it was duplicated. */
+static int priv_finish(iso_priv *p)
+{
+    return MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
+}
 
 int iso__priv_create(MPI_Comm comm, iso_priv **out)
 {
-    iso_priv *p = calloc(1, sizeof *p);
-    int *ub, flag = 0, err;
+    iso_priv *p = priv_new(comm);
+    int err;
     *out = NULL;
     if (p == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    if ((err = MPI_Comm_dup(comm, &p->comm)) != MPI_SUCCESS) {
+    if ((err = MPI_Comm_dup(comm, &p->comm)) != MPI_SUCCESS ||
+        (err = priv_finish(p)) != MPI_SUCCESS) {
+        if (p->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&p->comm);
         free(p);
         return err;
     }
-    err = MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &ub, &flag);
-    p->tag_ub = (err == MPI_SUCCESS && flag) ? *ub : 32767; /* the least MPI allows */
-    p->refs = 1;
+    p->ready = 1;
     *out = p;
     return MPI_SUCCESS;
 }
@@ -28,8 +56,12 @@ void iso__priv_release(iso_priv *p)
     if (p == NULL || --p->refs > 0)
         return;
     MPI_Finalized(&finalized);
-    if (!finalized)
-        MPI_Comm_free(&p->comm);
+    if (!finalized) {
+        if (p->dup != MPI_REQUEST_NULL) /* every process started it: it completes */
+            MPI_Wait(&p->dup, MPI_STATUS_IGNORE);
+        if (p->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&p->comm);
+    }
     free(p);
 }
 
@@ -42,4 +74,44 @@ int iso__tags_reserve(iso_priv *p, int n)
         base = 0;
     p->tag_next = base + (unsigned)n;
     return (int)base;
+}
+
+/* ---- made without blocking (nonblocking and persistent calls) ------------ */
+
+int iso__priv_create_nb(MPI_Comm comm, iso_priv **out)
+{
+    iso_priv *p = priv_new(comm);
+    int err;
+    *out = NULL;
+    if (p == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    if ((err = MPI_Comm_idup(comm, &p->comm, &p->dup)) != MPI_SUCCESS) {
+        free(p);
+        return err;
+    }
+    *out = p;
+    return MPI_SUCCESS;
+}
+
+int iso__priv_ready(iso_priv *p, int block, int *ready)
+{
+    int flag, err = MPI_SUCCESS;
+    iso__lock(); /* requests of one communicator may be progressed by several threads */
+    while (!p->ready) {
+        if ((err = MPI_Test(&p->dup, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            break;
+        if (flag) {
+            if ((err = priv_finish(p)) == MPI_SUCCESS)
+                p->ready = 1;
+            break;
+        }
+        if (!block)
+            break;
+        iso__unlock(); /* never hold the lock while other processes are awaited */
+        sched_yield();
+        iso__lock();
+    }
+    *ready = p->ready;
+    iso__unlock();
+    return err;
 }

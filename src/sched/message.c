@@ -159,7 +159,9 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
     if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
         (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
         return err;
-    if (sz != want) /* the sender's block does not match this slot */
+    if (sz > want) /* the sender's block does not fit the slot: as MPI would say */
+        return MPI_ERR_TRUNCATE;
+    if (sz < want) /* a shorter block: the processes disagree on a block size */
         return iso__error(ISO_ERR_COUNT);
     return MPI_Unpack(src, (int)sz, &pos, p, count, type, r->priv->comm);
 }
