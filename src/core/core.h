@@ -40,6 +40,9 @@ int iso__type_is_named(MPI_Datatype t);
  * true extent of the whole (right for negative extents too; 0 and 0 for
  * count <= 0).  The COUNT code if the span overflows an MPI_Aint. */
 int iso__type_span(int count, MPI_Datatype t, MPI_Aint *lo, MPI_Aint *span);
+/* The library's own committed handle on derived type t (the same type map
+ * and extent), valid after the user frees t; freed with MPI_Type_free. */
+int iso__type_hold(MPI_Datatype t, MPI_Datatype *held);
 
 /* ---- info keys and environment values (info.c) ---------------------------- */
 /* Calls handler(ctx, key, value) for every key of info that starts with

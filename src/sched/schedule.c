@@ -158,7 +158,7 @@ int iso__sched_retain_types(iso_sched *s, int first)
                 continue;
             if ((err = iso__grow(&from, &cap, n + 1, sizeof *from)) ||
                 (err = iso__grow(&to, &cap2, n + 1, sizeof *to)) ||
-                (err = MPI_Type_dup(t, &to[n])) != MPI_SUCCESS)
+                (err = iso__type_hold(t, &to[n])) != MPI_SUCCESS)
                 break;
             if ((err = iso__sched_own(s, to[n])) != MPI_SUCCESS) {
                 MPI_Type_free(&to[n]);
