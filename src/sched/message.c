@@ -193,11 +193,27 @@ int iso__deliver(iso_sreq *r, const iso_op *op)
     return piece_to(r, op->src, p, dst.count, dst.type);
 }
 
+/* The cached schedule keeps the buffers of a finished request for the next
+ * one (DESIGN.md, "Caching and what a request keeps"), but only what this
+ * call needed: a buffer more than twice the size of its message (with
+ * ISO_SPARE_SLACK to spare) is freed, and if the rest exceeds ISO_SPARE_MAX
+ * nothing is kept.  So one big call does not pin its buffers for the small
+ * calls after it. */
 void iso__msgbufs_free(iso_sreq *r)
 {
     iso_sched *s = r->sched;
-    if (r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1) {
-        s->spare_buf = r->msgbuf; /* the cache keeps the schedule: reuse them */
+    size_t kept = 0;
+    int keep = r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1;
+    for (int m = 0; keep && m < s->nmsgs; m++) {
+        if (r->msgcap[m] > 2 * r->msglen[m] + ISO_SPARE_SLACK) {
+            free(r->msgbuf[m]);
+            r->msgbuf[m] = NULL;
+            r->msgcap[m] = 0;
+        }
+        kept += r->msgcap[m];
+    }
+    if (keep && kept <= ISO_SPARE_MAX) {
+        s->spare_buf = r->msgbuf;
         s->spare_cap = r->msgcap;
     } else {
         if (r->msgbuf)

@@ -173,6 +173,14 @@ int iso__sched_retain_types(iso_sched *s, int first)
     return err;
 }
 
+size_t iso__sched_spare_bytes(const iso_sched *s)
+{
+    size_t bytes = 0;
+    for (int m = 0; s->spare_cap && m < s->nmsgs; m++)
+        bytes += s->spare_cap[m];
+    return bytes;
+}
+
 void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops)
 {
     int sent = 0, received = 0;
