@@ -6,9 +6,9 @@
  * processes agreed on one (persistent v/w forms). */
 static int uniform_block_bytes(const iso_args *a, double *bytes)
 {
-    int size;
+    MPI_Count size; /* blocks may exceed 2 GiB */
     if (iso__is_reduction(a->coll)) { /* validated: count x datatype */
-        if (MPI_Type_size(a->recv.type, &size) != MPI_SUCCESS)
+        if (MPI_Type_size_x(a->recv.type, &size) != MPI_SUCCESS)
             return 0;
         *bytes = (double)size * a->recv.count;
         return 1;
@@ -18,7 +18,7 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
         *bytes = a->agreed_bytes;
         return a->agreed_bytes > 0;
     }
-    if (MPI_Type_size(a->send.type, &size) != MPI_SUCCESS)
+    if (MPI_Type_size_x(a->send.type, &size) != MPI_SUCCESS)
         return 0;
     *bytes = (double)size * a->send.count;
     return 1;
@@ -33,6 +33,8 @@ static iso_msg_mode choose_mode(const iso_sched *s, const iso_args *a, iso_msg_m
     if (!iso__datatype_possible(a) || mode == ISO_MODE_PACK)
         return ISO_MODE_PACK;
     if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
+        return ISO_MODE_DATATYPE;
+    if (!iso__pack_fits(s, bytes)) /* messages over 2 GiB cannot be packed */
         return ISO_MODE_DATATYPE;
     return iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
                    iso__cost(s, bytes, ISO_MODE_PACK, persistent)
@@ -76,6 +78,8 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             continue; /* cannot build it: not a candidate */
         m = choose_mode(s, a, mode, persistent);
         c = iso__cost(s, bytes, m, persistent);
+        if (m == ISO_MODE_PACK && !iso__pack_fits(s, bytes))
+            c = best; /* its messages would exceed pack mode's 2 GiB */
         iso__sched_release(s);
         if (c < best) {
             best = c;

@@ -43,19 +43,20 @@ static int check_side(iso_side *sd, int s, const int *peers)
 
 static int check_reduction(const iso_args *a, const iso_nbh *nb)
 {
-    int commute = 0, size, vsize;
+    int commute = 0;
+    MPI_Count size, vsize;
     if (a->op == MPI_OP_NULL || MPI_Op_commutative(a->op, &commute) != MPI_SUCCESS || !commute)
         return iso__error(ISO_ERR_OP);
     if (a->coll != ISO_SCATTER_REDUCE)
         return MPI_SUCCESS;
     /* each vector must carry count x datatype */
-    MPI_Type_size(a->recv.type, &size);
+    MPI_Type_size_x(a->recv.type, &size);
     for (int i = 0; i < nb->s; i++) {
         if (nb->targets[i] == MPI_PROC_NULL)
             continue;
-        if (MPI_Type_size(a->send.types[i], &vsize) != MPI_SUCCESS)
+        if (MPI_Type_size_x(a->send.types[i], &vsize) != MPI_SUCCESS)
             return iso__error(ISO_ERR_TYPE);
-        if ((long long)vsize * a->send.counts[i] != (long long)size * a->recv.count)
+        if (vsize * a->send.counts[i] != size * a->recv.count)
             return iso__error(ISO_ERR_COUNT);
     }
     return MPI_SUCCESS;
@@ -180,11 +181,11 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
     int n = 0, ready, err;
     for (int i = 0; i < nb->s && e == MPI_SUCCESS; i++) {
         iso_loc l;
-        int size;
+        MPI_Count size;
         if (nb->targets[i] == MPI_PROC_NULL)
             continue;
         l = iso__block(&a->send, ISO_BUF_SEND, i);
-        if (MPI_Type_size(l.type, &size) != MPI_SUCCESS) {
+        if (MPI_Type_size_x(l.type, &size) != MPI_SUCCESS) {
             e = iso__error(ISO_ERR_TYPE); /* and still join the allreduce */
             break;
         }

@@ -269,14 +269,31 @@ static void destroy(struct iso_request_s *req)
 
 static const iso_request_kind sched_kind = {start, progress, destroy};
 
+/* Pack mode with blocks whose size every process knows: a combined message
+ * over 2 GiB fails here, alike everywhere and before any communication
+ * (others are caught when packed: fail() then keeps the peers going). */
+static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mode)
+{
+    MPI_Count size;
+    int err;
+    if (mode != ISO_MODE_PACK || sched->nmsgs == 0 || !iso__datatype_possible(a))
+        return MPI_SUCCESS;
+    if ((err = MPI_Type_size_x(a->recv.type, &size)) != MPI_SUCCESS)
+        return err;
+    return iso__pack_fits(sched, (double)size * a->recv.count) ? MPI_SUCCESS
+                                                                : iso__error(ISO_ERR_COUNT);
+}
+
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
                        int retain_args, int persistent, iso_msg_mode mode,
                        struct iso_request_s **out)
 {
-    iso_sreq *r = calloc(1, sizeof *r);
-    int err = MPI_SUCCESS, nm = sched->nmsgs;
+    iso_sreq *r;
+    int err = pack_limit(sched, a, mode), nm = sched->nmsgs;
     *out = NULL;
-    if (r == NULL)
+    if (err != MPI_SUCCESS)
+        return err;
+    if ((r = calloc(1, sizeof *r)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     iso__request_init(&r->req, &sched_kind, comm, persistent);
     r->sched = sched;

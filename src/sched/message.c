@@ -3,6 +3,7 @@
  * sizes, then the n blocks as MPI_Pack wrote them), and delivering pieces
  * into receive slots, reduction vectors and accumulators. */
 #include "sched/exec.h"
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,33 @@ static void *addr(const iso_sreq *r, const iso_loc *l)
     return (char *)r->buf[l->buf] + l->disp;
 }
 
+static int block_bytes(int count, MPI_Datatype type, size_t *bytes)
+{
+    MPI_Count size = 0;
+    int err = MPI_Type_size_x(type, &size);
+    *bytes = (size_t)size * (size_t)(count > 0 ? count : 0);
+    return err;
+}
+
 /* Copies count x type between two places whose type signatures match. */
 static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
                       MPI_Datatype dtype)
 {
     int size, pos = 0, err;
+    size_t bytes;
     MPI_Aint lb, extent, tlb, textent;
     void *tmp;
-    if (stype == dtype && scount == dcount && MPI_Type_size(stype, &size) == MPI_SUCCESS &&
+    if ((err = block_bytes(scount, stype, &bytes)) != MPI_SUCCESS)
+        return err;
+    if (stype == dtype && scount == dcount &&
         MPI_Type_get_true_extent(stype, &tlb, &textent) == MPI_SUCCESS &&
-        MPI_Type_get_extent(stype, &lb, &extent) == MPI_SUCCESS && tlb == 0 && textent == size &&
-        extent == size) { /* contiguous: one memmove */
-        memmove(dst, src, (size_t)size * (size_t)scount);
+        MPI_Type_get_extent(stype, &lb, &extent) == MPI_SUCCESS && tlb == 0 &&
+        (size_t)textent * (size_t)scount == bytes && extent == textent) { /* contiguous */
+        memmove(dst, src, bytes);
         return MPI_SUCCESS;
     }
+    if (bytes > INT_MAX) /* MPI_Pack counts in int */
+        return iso__error(ISO_ERR_COUNT);
     if ((err = MPI_Pack_size(scount, stype, MPI_COMM_SELF, &size)) != MPI_SUCCESS)
         return err;
     if ((tmp = malloc((size_t)size + 1)) == NULL)
@@ -36,13 +50,6 @@ static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst
         err = MPI_Unpack(tmp, size, &pos, dst, dcount, dtype, MPI_COMM_SELF);
     }
     free(tmp);
-    return err;
-}
-
-static int block_bytes(int count, MPI_Datatype type, size_t *bytes)
-{
-    int size, err = MPI_Type_size(type, &size);
-    *bytes = (size_t)size * (size_t)(count > 0 ? count : 0);
     return err;
 }
 
@@ -124,6 +131,8 @@ int iso__pack_message(iso_sreq *r, int m)
         }
         total += sz;
     }
+    if (err == MPI_SUCCESS && total > INT_MAX) /* MPI_Pack and the receiver's probe count in int */
+        err = iso__error(ISO_ERR_COUNT);
     if (err || (err = iso__msgbuf_reserve(r, m, total)))
         return err;
     hdr = r->msgbuf[m];

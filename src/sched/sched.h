@@ -154,8 +154,10 @@ typedef struct iso_sched_s {
      * fault in their buffers again.  Bounded (ISO_SPARE_MAX). */
     void **spare_buf;
     size_t *spare_cap;
-    /* the same on every process (as on a torus): for the cost model */
+    /* the same on every process (as on a torus): for the cost model; and
+     * the most blocks one combined message carries (pack mode's limit) */
     int struct_phases, struct_msgs, struct_hops;
+    int struct_max_entries;
 } iso_sched;
 
 /* What a cached schedule keeps of the message buffers of its last request:
@@ -198,6 +200,11 @@ typedef enum { ISO_MODE_AUTO, ISO_MODE_PACK, ISO_MODE_DATATYPE } iso_msg_mode;
 /* Can the blocks of a be described by datatypes everywhere (every process
  * knows the size of every block it receives or forwards)? */
 int iso__datatype_possible(const iso_args *a);
+/* Pack mode counts bytes in int (MPI_Pack, MPI_Get_count): does every
+ * combined message of s, with blocks of block_bytes and its header of one
+ * int64 per block, stay below 2^31 bytes?  Structural: the same answer on
+ * every process. */
+int iso__pack_fits(const iso_sched *s, double block_bytes);
 
 /* A request running sched (takes a reference) on the private communicator
  * priv (takes a reference, reserves the schedule's tags), bound to the

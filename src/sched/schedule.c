@@ -1,6 +1,7 @@
 /* Building a schedule: ops appended round by round, combined messages and
  * their pieces, the datatypes it owns; and its per-process statistics. */
 #include "sched/sched.h"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -226,4 +227,9 @@ iso_loc iso__block(const iso_side *side, int buf, int i)
 int iso__datatype_possible(const iso_args *a)
 {
     return a->recv.layout == ISO_LAYOUT_STRIDED || a->recv.layout == ISO_LAYOUT_SAME;
+}
+
+int iso__pack_fits(const iso_sched *s, double block_bytes)
+{
+    return (double)s->struct_max_entries * (8.0 + block_bytes) <= (double)INT_MAX;
 }
