@@ -323,15 +323,18 @@ static void __attribute__((unused)) oracle_types_free(void)
         MPI_Type_free(&oracle_type[k]);
 }
 
-/* Where count x type at displacement 0 puts its bytes: [*lo, *lo + *len). */
+/* Where count x type at displacement 0 puts its bytes: [*lo, *lo + *len).
+ * Element k starts at k * extent; with a negative extent the last element
+ * is the lowest. */
 static void __attribute__((unused))
 oracle_footprint(int count, MPI_Datatype type, MPI_Aint *lo, MPI_Aint *len)
 {
-    MPI_Aint lb, ext, tlb, text;
+    MPI_Aint lb, ext, tlb, text, last;
     MPI_Type_get_extent(type, &lb, &ext);
     MPI_Type_get_true_extent(type, &tlb, &text);
-    *lo = tlb;
-    *len = count > 0 ? (MPI_Aint)(count - 1) * ext + text : 0;
+    last = count > 0 ? (MPI_Aint)(count - 1) * ext : 0;
+    *lo = tlb + (last < 0 ? last : 0);
+    *len = count > 0 ? (last < 0 ? -last : last) + text : 0;
 }
 
 /* As oracle_alltoallw, but all receives and sends are posted at once

@@ -152,7 +152,7 @@ static void test_case(void)
     MPI_Info info = info2("iso_combine", "PACK", "iso_verify", "On");
     Iso_request req = ISO_REQUEST_NULL;
     const char *alg = "", *mode = "";
-    int sb[8], rb[8], rounds, messages, rc;
+    int sb[16], rb[16], rounds, messages, rc; /* 8 blocks of 2 */
     long long bytes;
     rc = create_with_env("ISO_ALGORITHM", "Bruck", &iso);
     CHECK_EQ_INT(rc, MPI_SUCCESS, "ISO_ALGORITHM=Bruck");

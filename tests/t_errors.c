@@ -625,6 +625,7 @@ static void test_one_rank_bad_init(MPI_Comm iso, sane_t *z)
 {
     int s = z->nb.s, *counts = malloc(sizeof(int) * (size_t)(s + 1));
     int *displs = malloc(sizeof(int) * (size_t)(s + 1)), *buf = calloc((size_t)s + 1, sizeof(int));
+    int *rbuf = calloc((size_t)s + 1, sizeof(int)); /* not buf: that would be aliasing */
     Iso_request req = ISO_REQUEST_NULL;
     int rc;
     for (int i = 0; i < s; i++) {
@@ -633,7 +634,7 @@ static void test_one_rank_bad_init(MPI_Comm iso, sane_t *z)
     }
     if (rank == nprocs - 1 && s > 0)
         counts[0] = -1;
-    rc = Iso_neighbor_alltoallv_init(buf, counts, displs, MPI_INT, buf, counts, displs, MPI_INT,
+    rc = Iso_neighbor_alltoallv_init(buf, counts, displs, MPI_INT, rbuf, counts, displs, MPI_INT,
                                      iso, MPI_INFO_NULL, &req);
     expect_err(rc, s > 0 ? ISO_ERR_COUNT : ISO_ERR_NONE, ANY,
                "Iso_neighbor_alltoallv_init, sendcounts[0] = -1 on the last rank only");
@@ -642,6 +643,7 @@ static void test_one_rank_bad_init(MPI_Comm iso, sane_t *z)
     free(counts);
     free(displs);
     free(buf);
+    free(rbuf);
     tap_result(MPI_COMM_WORLD, "persistent v/w init with a bad count on one rank: every rank "
                "gets ISO_ERR_COUNT");
 }

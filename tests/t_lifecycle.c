@@ -5,7 +5,8 @@
  * survives Iso_neighborhood_free, MPI_Comm_free of a communicator with a
  * neighborhood (and after persistent/nonblocking requests), and
  * MPI_Comm_dup of an isocomm: the duplicate carries a copy of the
- * neighborhood and stays correct and independent of the original.
+ * neighborhood and stays correct and independent of the original; a
+ * nonblocking or persistent call on a fresh duplicate does not block.
  *
  * NPROCS: 1 2 4 8
  */
@@ -431,6 +432,54 @@ static void test_dup(void)
                                "and MPI_Comm_free of the original; dup of dup");
 }
 
+/* A nonblocking or persistent call on a fresh MPI_Comm_dup of an isocomm
+ * must not wait for other processes (its private communicator is made with
+ * MPI_Comm_idup): in a chain, rank k starts the call and then sends a token
+ * to rank k+1, which receives it before starting.  A blocking duplication
+ * inside the call deadlocks here (issue 14, defect 5). */
+static void test_dup_chain(void)
+{
+    MPI_Comm c = new_cart(), iso;
+    const nbh_t *A = &lists[0];
+    xfer_t x;
+    int rc, token = 0;
+    xfer_init(&x, c, A, 43);
+    rc = Iso_neighborhood_create(c, A->s, A->off, &iso);
+    CHECK(rc == MPI_SUCCESS, "create rc=%d", rc);
+    for (int how = 0; how < 3; how++) {
+        static const char *const name[] = {"Iso_ineighbor_alltoall", "Iso_ineighbor_allgather",
+                                           "Iso_neighbor_alltoall_init + Iso_start"};
+        MPI_Comm dup;
+        Iso_request req = ISO_REQUEST_NULL;
+        MPI_Comm_dup(iso, &dup);
+        xfer_reset(&x);
+        if (rank > 0)
+            MPI_Recv(&token, 1, MPI_INT, rank - 1, 0, ocomm, MPI_STATUS_IGNORE);
+        if (how == 0)
+            rc = Iso_ineighbor_alltoall(x.a2a_send, 2, MPI_INT, x.rbuf, 2, MPI_INT, dup, &req);
+        else if (how == 1)
+            rc = Iso_ineighbor_allgather(x.ag_send, 2, MPI_INT, x.rbuf, 2, MPI_INT, dup, &req);
+        else if ((rc = Iso_neighbor_alltoall_init(x.a2a_send, 2, MPI_INT, x.rbuf, 2, MPI_INT, dup,
+                                                  MPI_INFO_NULL, &req)) == MPI_SUCCESS)
+            rc = Iso_start(&req);
+        CHECK(rc == MPI_SUCCESS, "%s on a fresh dup: rc=%d", name[how], rc);
+        if (rank + 1 < nprocs)
+            MPI_Send(&token, 1, MPI_INT, rank + 1, 0, ocomm);
+        rc = Iso_wait(&req);
+        CHECK(rc == MPI_SUCCESS, "%s on a fresh dup: Iso_wait rc=%d", name[how], rc);
+        xfer_check(&x, how == 1, name[how]);
+        if (req != ISO_REQUEST_NULL)
+            Iso_request_free(&req);
+        MPI_Comm_free(&dup);
+    }
+    Iso_neighborhood_free(&iso);
+    MPI_Comm_free(&c);
+    xfer_free(&x);
+    tap_result(MPI_COMM_WORLD, "nonblocking and persistent calls on a fresh MPI_Comm_dup of an "
+                               "isocomm do not wait for other processes (start, then send to the "
+                               "next rank)");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -447,6 +496,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&cart);
     test_comm_free();
     test_dup();
+    test_dup_chain();
 
     for (int k = 0; k < NL; k++)
         nbh_free(&lists[k]);

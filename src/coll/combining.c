@@ -283,6 +283,8 @@ static int build_phase(trie_t *t, int phase, int personalized, int *tag, iso_sch
                 done[m] = 1;
                 list[nl++] = m;
             }
+        if (nl > out->struct_max_entries)
+            out->struct_max_entries = nl;
         memset(delta, 0, sizeof(int) * (size_t)d);
         hop_add(t, lead->dim, lead->step, delta);
 
@@ -473,6 +475,8 @@ static int reduce_phase(trie_t *t, partials_t *ps, int phase, int *tag, iso_sche
                 list[nl++] = m;
             }
         }
+        if (nl > out->struct_max_entries)
+            out->struct_max_entries = nl;
         memset(delta, 0, sizeof(int) * (size_t)d);
         hop_add(t, lead->dim, lead->step, delta);
         out->struct_hops += nl;

@@ -10,6 +10,7 @@
  * torus, identical everywhere).  bench/calibrate measures a machine and
  * writes a file that ISO_COST_FILE points to. */
 #include "coll/coll.h"
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +32,12 @@ typedef struct {
 #define ISO_COST_DEFAULTS {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 3.0e-7, 1.0e-9, 1.0e-6}
 #endif
 
-static cost_t cost_params(void)
+static cost_t params = ISO_COST_DEFAULTS;
+static pthread_once_t params_once = PTHREAD_ONCE_INIT;
+
+/* The constants of ISO_COST_FILE, read once (any thread may be first). */
+static void load_params(void)
 {
-    static int loaded;
-    static cost_t c = ISO_COST_DEFAULTS;
     static const struct {
         const char *key;
         size_t off;
@@ -44,9 +47,6 @@ static cost_t cost_params(void)
                 {"build", offsetof(cost_t, build)}};
     const char *path = getenv("ISO_COST_FILE");
     FILE *f;
-    if (loaded)
-        return c;
-    loaded = 1;
     if (path && (f = fopen(path, "r")) != NULL) {
         char line[256], key[32];
         double v;
@@ -55,11 +55,16 @@ static cost_t cost_params(void)
                 continue;
             for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
                 if (!strcmp(key, keys[k].key))
-                    *(double *)((char *)&c + keys[k].off) = v;
+                    *(double *)((char *)&params + keys[k].off) = v;
         }
         fclose(f);
     }
-    return c;
+}
+
+static cost_t cost_params(void)
+{
+    pthread_once(&params_once, load_params);
+    return params;
 }
 
 double iso__cost(const iso_sched *s, double block_bytes, iso_msg_mode mode, int persistent)

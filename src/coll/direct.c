@@ -11,14 +11,12 @@
 static int build_reduce_receives(const iso_nbh *nb, const iso_args *a, iso_sched *out, int *nslots,
                                  MPI_Aint *slot_bytes, MPI_Aint *slot_shift)
 {
-    MPI_Aint lb, extent, tlb, textent;
+    MPI_Aint lo;
     int err, first = 1;
     iso_loc whole = iso__block(&a->recv, ISO_BUF_RECV, 0);
-    if ((err = MPI_Type_get_extent(a->recv.type, &lb, &extent)) != MPI_SUCCESS ||
-        (err = MPI_Type_get_true_extent(a->recv.type, &tlb, &textent)) != MPI_SUCCESS)
+    if ((err = iso__type_span(a->recv.count, a->recv.type, &lo, slot_bytes)) != MPI_SUCCESS)
         return err;
-    *slot_bytes = a->recv.count > 0 ? (a->recv.count - 1) * extent + textent : 0;
-    *slot_shift = -tlb;
+    *slot_shift = -lo;
     *nslots = 0;
     for (int i = 0; i < nb->s; i++) {
         iso_loc l = whole;

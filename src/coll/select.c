@@ -6,9 +6,9 @@
  * processes agreed on one (persistent v/w forms). */
 static int uniform_block_bytes(const iso_args *a, double *bytes)
 {
-    int size;
+    MPI_Count size; /* blocks may exceed 2 GiB */
     if (iso__is_reduction(a->coll)) { /* validated: count x datatype */
-        if (MPI_Type_size(a->recv.type, &size) != MPI_SUCCESS)
+        if (MPI_Type_size_x(a->recv.type, &size) != MPI_SUCCESS)
             return 0;
         *bytes = (double)size * a->recv.count;
         return 1;
@@ -18,7 +18,7 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
         *bytes = a->agreed_bytes;
         return a->agreed_bytes > 0;
     }
-    if (MPI_Type_size(a->send.type, &size) != MPI_SUCCESS)
+    if (MPI_Type_size_x(a->send.type, &size) != MPI_SUCCESS)
         return 0;
     *bytes = (double)size * a->send.count;
     return 1;
@@ -41,6 +41,8 @@ static int choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode,
     if (mode == ISO_MODE_PACK || !iso__datatype_possible(a))
         *chosen = ISO_MODE_PACK;
     else if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
+        *chosen = ISO_MODE_DATATYPE;
+    else if (!iso__pack_fits(s, bytes)) /* messages over 2 GiB cannot be packed */
         *chosen = ISO_MODE_DATATYPE;
     else
         *chosen = iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
@@ -89,6 +91,8 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             continue; /* cannot run in the requested mode: not a candidate */
         }
         c = iso__cost(s, bytes, m, persistent);
+        if (m == ISO_MODE_PACK && !iso__pack_fits(s, bytes))
+            c = best; /* its messages would exceed pack mode's 2 GiB */
         iso__sched_release(s);
         if (c < best) {
             best = c;

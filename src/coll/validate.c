@@ -3,6 +3,8 @@
  * communication starts, except in the agreement, which every process joins
  * so that a bad argument on one process fails the call on all. */
 #include "coll/coll.h"
+#include <stdint.h>
+#include <stdlib.h>
 
 /* Checks the blocks of one side (name: "send" or "recv") that will move
  * (those whose peer exists). */
@@ -41,7 +43,8 @@ static int check_side(iso_side *sd, const char *name, int s, const int *peers)
 
 static int check_reduction(const iso_args *a, const iso_nbh *nb)
 {
-    int commute = 0, size, vsize;
+    int commute = 0;
+    MPI_Count size, vsize;
     if (a->op == MPI_OP_NULL || MPI_Op_commutative(a->op, &commute) != MPI_SUCCESS)
         return iso__error_msg(ISO_ERR_OP, "op is MPI_OP_NULL or not an operation");
     if (!commute)
@@ -49,19 +52,104 @@ static int check_reduction(const iso_args *a, const iso_nbh *nb)
     if (a->coll != ISO_SCATTER_REDUCE)
         return MPI_SUCCESS;
     /* each vector must carry count x datatype */
-    if (MPI_Type_size(a->recv.type, &size) != MPI_SUCCESS)
+    if (MPI_Type_size_x(a->recv.type, &size) != MPI_SUCCESS)
         return iso__error_msg(ISO_ERR_TYPE, "datatype is not a valid datatype");
     for (int i = 0; i < nb->s; i++) {
         if (nb->targets[i] == MPI_PROC_NULL)
             continue;
-        if (MPI_Type_size(a->send.types[i], &vsize) != MPI_SUCCESS)
+        if (MPI_Type_size_x(a->send.types[i], &vsize) != MPI_SUCCESS)
             return iso__error_msg(ISO_ERR_TYPE, "sendtypes[%d] is not a valid datatype", i);
-        if ((long long)vsize * a->send.counts[i] != (long long)size * a->recv.count)
+        if (vsize * a->send.counts[i] != size * a->recv.count)
             return iso__error_msg(ISO_ERR_COUNT, "vector %d has %lld bytes, count x datatype %lld",
                                   i, (long long)vsize * a->send.counts[i],
                                   (long long)size * a->recv.count);
     }
     return MPI_SUCCESS;
+}
+
+/* ---- aliasing ----------------------------------------------------------
+ * The bytes a send block reads and those a receive block writes must not
+ * overlap (erroneous in MPI too).  Checked exactly where it is cheap: for
+ * dense blocks, whose count x type covers its whole true extent, the byte
+ * ranges are the blocks.  Blocks with gaps are left alone: their ranges may
+ * interleave without sharing a byte, as the zero-copy halos of stencil/ do
+ * (a boundary box and a halo box in the same rows).  O(s log s). */
+typedef struct {
+    MPI_Aint lo, hi; /* absolute addresses [lo, hi) */
+} span_t;
+
+/* The dense blocks of one side whose peer exists, as address ranges. */
+static int dense_spans(const iso_side *sd, const void *buf, int s, const int *peers,
+                       span_t *out, int *n)
+{
+    int err = MPI_SUCCESS;
+    *n = 0;
+    for (int i = 0; i < s && !err; i++) {
+        iso_loc l;
+        MPI_Aint lo, span;
+        MPI_Count size;
+        if (peers[i] == MPI_PROC_NULL)
+            continue;
+        l = iso__block(sd, 0, i);
+        if (l.count <= 0 || (err = iso__type_span(l.count, l.type, &lo, &span)) ||
+            (err = MPI_Type_size_x(l.type, &size)))
+            continue;
+        if (span == 0 || size * l.count != span) /* empty, or gaps */
+            continue;
+        out[*n].lo = (MPI_Aint)(uintptr_t)buf + l.disp + lo;
+        out[*n].hi = out[*n].lo + span;
+        ++*n;
+        if (sd->layout == ISO_LAYOUT_SAME)
+            break; /* every block is the same */
+    }
+    return err;
+}
+
+static int cmp_span(const void *x, const void *y)
+{
+    MPI_Aint a = ((const span_t *)x)->lo, b = ((const span_t *)y)->lo;
+    return (a > b) - (a < b);
+}
+
+/* Does some range of a overlap some range of b?  b is sorted and turned
+ * into prefix maxima of hi. */
+static int any_overlap(const span_t *a, int na, span_t *b, int nb)
+{
+    qsort(b, (size_t)nb, sizeof *b, cmp_span);
+    for (int k = 1; k < nb; k++)
+        if (b[k].hi < b[k - 1].hi)
+            b[k].hi = b[k - 1].hi;
+    for (int i = 0; i < na; i++) {
+        int lo = 0, hi = nb; /* the b ranges starting before a[i] ends: [0, lo) */
+        while (lo < hi) {
+            int mid = lo + (hi - lo) / 2;
+            if (b[mid].lo < a[i].hi)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo > 0 && b[lo - 1].hi > a[i].lo)
+            return 1;
+    }
+    return 0;
+}
+
+static int check_aliasing(const iso_args *a, const iso_nbh *nb)
+{
+    span_t *snd = malloc(sizeof *snd * ((size_t)nb->s + 1));
+    span_t *rcv = malloc(sizeof *rcv * ((size_t)nb->s + 1));
+    int ns = 0, nr = 0, err;
+    if (snd == NULL || rcv == NULL)
+        err = iso__error(ISO_ERR_NOMEM);
+    else if ((err = dense_spans(&a->send, a->sendbuf, nb->s, nb->targets, snd, &ns)) ==
+                 MPI_SUCCESS &&
+             (err = dense_spans(&a->recv, a->recvbuf, nb->s, nb->sources, rcv, &nr)) ==
+                 MPI_SUCCESS &&
+             ns > 0 && nr > 0 && any_overlap(snd, ns, rcv, nr))
+        err = iso__error(ISO_ERR_ARG);
+    free(snd);
+    free(rcv);
+    return err;
 }
 
 int iso__args_validate(iso_args *a, const iso_nbh *nb)
@@ -72,9 +160,9 @@ int iso__args_validate(iso_args *a, const iso_nbh *nb)
     if ((e = check_side(&a->send, "send", nb->s, nb->targets)) != MPI_SUCCESS ||
         (e = check_side(&a->recv, "recv", nb->s, nb->sources)) != MPI_SUCCESS)
         return e;
-    if (iso__is_reduction(a->coll))
-        return check_reduction(a, nb);
-    return MPI_SUCCESS;
+    if (iso__is_reduction(a->coll) && (e = check_reduction(a, nb)) != MPI_SUCCESS)
+        return e;
+    return check_aliasing(a, nb);
 }
 
 /* Is a an alltoall/allgather v or w form? */
@@ -96,14 +184,14 @@ int iso__args_irregular(const iso_args *a)
 int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
 {
     double v[3] = {0.0, 0.0, 0.0}, r[3];
-    int n = 0, err;
+    int n = 0, ready, err;
     for (int i = 0; i < nb->s && e == MPI_SUCCESS; i++) {
         iso_loc l;
-        int size;
+        MPI_Count size;
         if (nb->targets[i] == MPI_PROC_NULL)
             continue;
         l = iso__block(&a->send, ISO_BUF_SEND, i);
-        if (MPI_Type_size(l.type, &size) != MPI_SUCCESS) {
+        if (MPI_Type_size_x(l.type, &size) != MPI_SUCCESS) {
             e = iso__error_msg(ISO_ERR_TYPE, "send block %d: not a valid datatype", i);
             break; /* and still join the allreduce */
         }
@@ -119,7 +207,8 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
         v[1] = lib != ISO_ERR_NONE ? (double)lib : 0.0;
         v[2] = lib == ISO_ERR_NONE ? (double)cls : 0.0;
     }
-    if ((err = MPI_Allreduce(v, r, 3, MPI_DOUBLE, MPI_MAX, priv->comm)) != MPI_SUCCESS)
+    if ((err = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
+        (err = MPI_Allreduce(v, r, 3, MPI_DOUBLE, MPI_MAX, priv->comm)) != MPI_SUCCESS)
         return err;
     a->agreed_bytes = r[0];
     if (e != MPI_SUCCESS) /* our own error, with its own message */

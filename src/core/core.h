@@ -61,6 +61,13 @@ int iso__type_is_named(MPI_Datatype t);
 /* MPI_SUCCESS if t can be used in communication: not MPI_DATATYPE_NULL
  * and committed; else the TYPE code.  Local (no communication). */
 int iso__type_check(MPI_Datatype t);
+/* The bytes count x t at displacement 0 touches: [*lo, *lo + *span), the
+ * true extent of the whole (right for negative extents too; 0 and 0 for
+ * count <= 0).  The COUNT code if the span overflows an MPI_Aint. */
+int iso__type_span(int count, MPI_Datatype t, MPI_Aint *lo, MPI_Aint *span);
+/* The library's own committed handle on derived type t (the same type map
+ * and extent), valid after the user frees t; freed with MPI_Type_free. */
+int iso__type_hold(MPI_Datatype t, MPI_Datatype *held);
 
 /* ---- info keys and environment values (info.c) ---------------------------- */
 /* Calls handler(ctx, key, value) for every key of info that starts with
@@ -87,16 +94,27 @@ void iso__world_attr_delete(int keyval);
 /* A duplicate of a user's communicator on which the library's messages
  * travel, so they never match user traffic; shared by the requests that use
  * it (counted references).  Tags are handed out identically on every process
- * because every process calls collectives in the same order. */
+ * because every process calls collectives in the same order.  Its error
+ * handler is MPI_ERRORS_RETURN: errors come back as codes and are raised on
+ * the user's communicator. */
 typedef struct {
     int refs;
-    MPI_Comm comm;
+    MPI_Comm comm;   /* usable once ready */
+    MPI_Request dup; /* the MPI_Comm_idup making comm (iso__priv_create_nb) */
+    int ready;
     unsigned tag_next;
     int tag_ub;
 } iso_priv;
 
-/* MPI_Comm_dup of comm (collective over comm), one reference. */
+/* MPI_Comm_dup of comm (collective over comm, blocking), one reference;
+ * ready at once. */
 int iso__priv_create(MPI_Comm comm, iso_priv **out);
+/* The same with MPI_Comm_idup, for calls that must not block: tags can be
+ * reserved at once, comm is usable after iso__priv_ready says so. */
+int iso__priv_create_nb(MPI_Comm comm, iso_priv **out);
+/* Completes the duplication if it has (block: waits for it); *ready = 1
+ * when comm is usable.  Thread-safe. */
+int iso__priv_ready(iso_priv *p, int block, int *ready);
 void iso__priv_release(iso_priv *p);
 /* The private communicator cached on the intracommunicator comm (an
  * attribute that holds one reference, released when comm is freed;
@@ -109,6 +127,13 @@ void iso__priv_release(iso_priv *p);
 int iso__priv_cached(MPI_Comm comm, iso_priv **out);
 /* The first of n consecutive tags (n >= 1) below MPI_TAG_UB; wraps to 0. */
 int iso__tags_reserve(iso_priv *p, int n);
+
+/* ---- threads (request.c) -----------------------------------------------------
+ * One process-wide lock for the library's shared state: the active list,
+ * the lazily registered error classes and keyvals, a private communicator
+ * being duplicated.  Held only briefly, never across a blocking MPI call. */
+void iso__lock(void);
+void iso__unlock(void);
 
 /* ---- requests (request.c) --------------------------------------------------
  * Every operation of the library is a request with its own progress
@@ -135,6 +160,7 @@ struct iso_request_s {
     MPI_Comm comm;  /* the user's communicator, for error reporting */
     int persistent; /* started by Iso_start, kept after completion */
     int active;
+    int busy;       /* a thread is progressing it (guarded by the lock) */
     int err;        /* outcome of the last execution */
     struct iso_request_s *prev, *next; /* the active list */
 };
@@ -146,6 +172,8 @@ void iso__request_init(struct iso_request_s *r, const iso_request_kind *kind, MP
 int iso__request_start(struct iso_request_s *r);
 /* Ends r's execution with err and takes it off the active list. */
 void iso__request_complete(struct iso_request_s *r, int err);
+/* Is r active (started and not completed)? */
+int iso__request_active(struct iso_request_s *r);
 /* Completes r, progressing every other active request meanwhile. */
 int iso__request_wait(struct iso_request_s *r);
 /* Completes the MPI request *mreq (a nonblocking collective, say),

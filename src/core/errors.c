@@ -30,7 +30,7 @@ static int registered;
 /* One class and one code in it per library error.  Functions return the
  * code: Open MPI 4.1 maps a dynamically added class, used as a code, to
  * MPI_ERR_UNKNOWN in MPI_Error_class, whereas codes map to their class. */
-static void register_classes(void)
+static void register_classes_locked(void)
 {
     if (registered)
         return;
@@ -49,6 +49,14 @@ static void register_classes(void)
         if (codes[e] != classes[e])
             MPI_Add_error_string(codes[e], messages[e]);
     }
+}
+
+/* Threads may find the first error at the same time. */
+static void register_classes(void)
+{
+    iso__lock();
+    register_classes_locked();
+    iso__unlock();
 }
 
 int iso__error(Iso_error e)

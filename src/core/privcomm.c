@@ -4,41 +4,53 @@
  * keep theirs in their state (topo/); other operations (sparse/) find one
  * cached on the user's communicator (iso__priv_cached). */
 #include "core/core.h"
+#include <sched.h>
 #include <stdlib.h>
 
-static int cache_keyval = MPI_KEYVAL_INVALID;
-
-/* A private communicator made by MPI_Comm_idup, or by MPI_Comm_dup. */
-static int priv_make(MPI_Comm comm, int nonblocking, iso_priv **out)
+/* MPI_TAG_UB is the same on every communicator: read it from the parent. */
+static iso_priv *priv_new(MPI_Comm comm)
 {
     iso_priv *p;
-    int *ub, flag = 0, err;
+    int *ub, flag = 0;
     iso__mpi_library_check(); /* before any handle is used */
-    p = calloc(1, sizeof *p);
-    *out = NULL;
-    if (p == NULL)
-        return iso__error(ISO_ERR_NOMEM);
-    if (nonblocking) {
-        MPI_Request req;
-        if ((err = MPI_Comm_idup(comm, &p->comm, &req)) == MPI_SUCCESS)
-            err = iso__progress_wait(&req);
-    } else {
-        err = MPI_Comm_dup(comm, &p->comm);
-    }
-    if (err != MPI_SUCCESS) {
-        free(p);
-        return err;
-    }
-    err = MPI_Comm_get_attr(p->comm, MPI_TAG_UB, &ub, &flag);
-    p->tag_ub = (err == MPI_SUCCESS && flag) ? *ub : 32767; /* the least MPI allows */
+    if ((p = calloc(1, sizeof *p)) == NULL)
+        return NULL;
+    if (MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag) != MPI_SUCCESS || !flag)
+        p->tag_ub = 32767; /* the least MPI allows */
+    else
+        p->tag_ub = *ub;
+    p->comm = MPI_COMM_NULL;
+    p->dup = MPI_REQUEST_NULL;
     p->refs = 1;
-    *out = p;
-    return MPI_SUCCESS;
+    return p;
+}
+
+/* Library code checks every return: errors on the private communicator
+ * come back as codes and are raised through the user's communicator (its
+ * handler at the time of the call), never through the handler the user's
+ * communicator had when it was duplicated. */
+static int priv_finish(iso_priv *p)
+{
+    return MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN);
 }
 
 int iso__priv_create(MPI_Comm comm, iso_priv **out)
 {
-    return priv_make(comm, 0, out);
+    iso_priv *p = priv_new(comm);
+    int err;
+    *out = NULL;
+    if (p == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    if ((err = MPI_Comm_dup(comm, &p->comm)) != MPI_SUCCESS ||
+        (err = priv_finish(p)) != MPI_SUCCESS) {
+        if (p->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&p->comm);
+        free(p);
+        return err;
+    }
+    p->ready = 1;
+    *out = p;
+    return MPI_SUCCESS;
 }
 
 void iso__priv_release(iso_priv *p)
@@ -47,8 +59,12 @@ void iso__priv_release(iso_priv *p)
     if (p == NULL || --p->refs > 0)
         return;
     MPI_Finalized(&finalized);
-    if (!finalized)
-        MPI_Comm_free(&p->comm);
+    if (!finalized) {
+        if (p->dup != MPI_REQUEST_NULL) /* every process started it: it completes */
+            MPI_Wait(&p->dup, MPI_STATUS_IGNORE);
+        if (p->comm != MPI_COMM_NULL)
+            MPI_Comm_free(&p->comm);
+    }
     free(p);
 }
 
@@ -63,7 +79,49 @@ int iso__tags_reserve(iso_priv *p, int n)
     return (int)base;
 }
 
+/* ---- made without blocking (nonblocking and persistent calls) ------------ */
+
+int iso__priv_create_nb(MPI_Comm comm, iso_priv **out)
+{
+    iso_priv *p = priv_new(comm);
+    int err;
+    *out = NULL;
+    if (p == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    if ((err = MPI_Comm_idup(comm, &p->comm, &p->dup)) != MPI_SUCCESS) {
+        free(p);
+        return err;
+    }
+    *out = p;
+    return MPI_SUCCESS;
+}
+
+int iso__priv_ready(iso_priv *p, int block, int *ready)
+{
+    int flag, err = MPI_SUCCESS;
+    iso__lock(); /* requests of one communicator may be progressed by several threads */
+    while (!p->ready) {
+        if ((err = MPI_Test(&p->dup, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+            break;
+        if (flag) {
+            if ((err = priv_finish(p)) == MPI_SUCCESS)
+                p->ready = 1;
+            break;
+        }
+        if (!block)
+            break;
+        iso__unlock(); /* never hold the lock while other processes are awaited */
+        sched_yield();
+        iso__lock();
+    }
+    *ready = p->ready;
+    iso__unlock();
+    return err;
+}
+
 /* ---- the private communicator cached on any intracommunicator ------------ */
+
+static int cache_keyval = MPI_KEYVAL_INVALID;
 
 static int cache_delete(MPI_Comm comm, int kv, void *val, void *extra)
 {
@@ -79,28 +137,42 @@ static void drop_world_cache(void)
     iso__world_attr_delete(cache_keyval);
 }
 
+/* The keyval, made once (under the library lock: threads). */
+static int cache_keyval_get(void)
+{
+    int err = MPI_SUCCESS;
+    iso__lock();
+    /* MPI_Comm_dup of comm does not copy the attribute: the copy makes its
+     * own private communicator at its first use (a copy callback must not
+     * communicate). */
+    if (cache_keyval == MPI_KEYVAL_INVALID &&
+        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval,
+                                      NULL)) == MPI_SUCCESS)
+        err = iso__at_finalize(drop_world_cache);
+    iso__unlock();
+    return err;
+}
+
 int iso__priv_cached(MPI_Comm comm, iso_priv **out)
 {
     iso_priv *p = NULL;
     int flag = 0, err;
     *out = NULL;
-    if (cache_keyval == MPI_KEYVAL_INVALID) {
-        /* MPI_Comm_dup of comm does not copy it: the copy makes its own
-         * at its first use (a copy callback must not communicate). */
-        if ((err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, cache_delete, &cache_keyval,
-                                          NULL)) != MPI_SUCCESS ||
-            (err = iso__at_finalize(drop_world_cache)) != MPI_SUCCESS)
-            return err;
-    }
-    if ((err = MPI_Comm_get_attr(comm, cache_keyval, &p, &flag)) != MPI_SUCCESS)
+    if ((err = cache_keyval_get()) != MPI_SUCCESS ||
+        (err = MPI_Comm_get_attr(comm, cache_keyval, &p, &flag)) != MPI_SUCCESS)
         return err;
     if (!flag) {
-        if ((err = priv_make(comm, 1, &p)) != MPI_SUCCESS)
+        /* MPI_Comm_idup, completed while the active requests progress: other
+         * outstanding operations may be what the other processes finish
+         * before they enter this call */
+        if ((err = iso__priv_create_nb(comm, &p)) != MPI_SUCCESS)
             return err;
-        /* MPI errors on library traffic come back as codes, to be raised
-         * once through the user's communicator by the entry point. */
-        if ((err = MPI_Comm_set_errhandler(p->comm, MPI_ERRORS_RETURN)) != MPI_SUCCESS ||
-            (err = MPI_Comm_set_attr(comm, cache_keyval, p)) != MPI_SUCCESS) {
+        if ((err = iso__progress_wait(&p->dup)) == MPI_SUCCESS &&
+            (err = priv_finish(p)) == MPI_SUCCESS) {
+            p->ready = 1;
+            err = MPI_Comm_set_attr(comm, cache_keyval, p);
+        }
+        if (err != MPI_SUCCESS) {
             iso__priv_release(p);
             return err;
         }

@@ -2,12 +2,64 @@
  * Blocking calls are start + wait, nonblocking calls start + test/wait,
  * persistent calls bind once and start many times.  Every wait or test
  * progresses all active requests, whatever their kind (DESIGN.md,
- * "Requests and progress"). */
+ * "Requests and progress").
+ *
+ * Threads (DESIGN.md, "Threads"): the list is guarded by the library's lock,
+ * and a request is progressed by one thread at a time (busy); a thread that
+ * finds a request busy leaves it to the thread that has it.  The lock is
+ * never held while a request progresses, so MPI may block there. */
 #include "core/core.h"
-#include <stddef.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
 
+static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iso_request_s *active_head;
 
+void iso__lock(void)
+{
+    pthread_mutex_lock(&lib_lock);
+}
+
+void iso__unlock(void)
+{
+    pthread_mutex_unlock(&lib_lock);
+}
+
+/* MPICH 4.0 raises the errors of completion calls (MPI_Wait, MPI_Testall,
+ * ...) through MPI_COMM_WORLD's error handler, whatever the communicator
+ * of the request, so an error on the private communicator would abort the
+ * program even though the user's communicator returns errors.  While the
+ * library progresses requests, MPI_COMM_WORLD returns errors instead; the
+ * library checks every code and raises it on the user's communicator.  A
+ * count, because threads progress at the same time.  Other MPI libraries
+ * use the request's communicator (whose handler is MPI_ERRORS_RETURN). */
+#if defined(MPICH_VERSION)
+static int world_swaps;
+static MPI_Errhandler world_handler = MPI_ERRHANDLER_NULL;
+
+static void world_errors_return(int on)
+{
+    iso__lock();
+    if (on && world_swaps++ == 0 &&
+        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_handler) == MPI_SUCCESS)
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (!on && --world_swaps == 0 && world_handler != MPI_ERRHANDLER_NULL) {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_handler);
+        MPI_Errhandler_free(&world_handler);
+        world_handler = MPI_ERRHANDLER_NULL;
+    }
+    iso__unlock();
+}
+#else
+static void world_errors_return(int on)
+{
+    (void)on;
+}
+#endif
+
+/* The list functions are called with the lock held. */
 static void list_add(struct iso_request_s *r)
 {
     r->prev = NULL;
@@ -28,6 +80,24 @@ static void list_remove(struct iso_request_s *r)
     r->prev = r->next = NULL;
 }
 
+/* Takes r for this thread once no other thread progresses it (lock held). */
+static void take(struct iso_request_s *r)
+{
+    while (r->busy) {
+        iso__unlock();
+        sched_yield();
+        iso__lock();
+    }
+    r->busy = 1;
+}
+
+static void give_back(struct iso_request_s *r)
+{
+    iso__lock();
+    r->busy = 0;
+    iso__unlock();
+}
+
 void iso__request_init(struct iso_request_s *r, const iso_request_kind *kind, MPI_Comm comm,
                        int persistent)
 {
@@ -35,51 +105,119 @@ void iso__request_init(struct iso_request_s *r, const iso_request_kind *kind, MP
     r->comm = comm;
     r->persistent = persistent;
     r->active = 0;
+    r->busy = 0;
     r->err = MPI_SUCCESS;
     r->prev = r->next = NULL;
 }
 
 int iso__request_start(struct iso_request_s *r)
 {
-    int err;
+    int err, active;
+    iso__lock();
+    take(r); /* a persistent request may still be in another thread's hands */
     r->err = MPI_SUCCESS;
     r->active = 1;
     list_add(r);
-    if ((err = r->kind->start(r)) != MPI_SUCCESS && r->active)
+    iso__unlock();
+    world_errors_return(1);
+    if ((err = r->kind->start(r)) != MPI_SUCCESS && iso__request_active(r))
         iso__request_complete(r, err);
-    return r->active ? MPI_SUCCESS : r->err;
+    world_errors_return(0);
+    iso__lock();
+    r->busy = 0;
+    active = r->active;
+    err = r->err;
+    iso__unlock();
+    return active ? MPI_SUCCESS : err;
 }
 
 void iso__request_complete(struct iso_request_s *r, int err)
 {
+    iso__lock();
     r->active = 0;
     r->err = err;
     list_remove(r);
+    iso__unlock();
 }
 
+int iso__request_active(struct iso_request_s *r)
+{
+    int active;
+    iso__lock();
+    active = r->active;
+    iso__unlock();
+    return active;
+}
+
+/* Progresses every active request no other thread has, without blocking. */
 static void progress_all(void)
 {
-    for (struct iso_request_s *q = active_head, *next; q; q = next) {
-        next = q->next;
-        q->kind->progress(q, 0);
+    struct iso_request_s *small[32], **batch = small, **more;
+    int n = 0, cap = 32;
+    iso__lock();
+    for (struct iso_request_s *q = active_head; q; q = q->next) {
+        if (q->busy)
+            continue;
+        if (n == cap) {
+            if ((more = malloc(sizeof *more * 2 * (size_t)cap)) == NULL)
+                break; /* the rest waits for the next pass */
+            memcpy(more, batch, sizeof *more * (size_t)n);
+            if (batch != small)
+                free(batch);
+            batch = more;
+            cap *= 2;
+        }
+        q->busy = 1;
+        batch[n++] = q;
     }
+    iso__unlock();
+    world_errors_return(1);
+    for (int k = 0; k < n; k++)
+        batch[k]->kind->progress(batch[k], 0);
+    world_errors_return(0);
+    iso__lock();
+    for (int k = 0; k < n; k++)
+        batch[k]->busy = 0;
+    iso__unlock();
+    if (batch != small)
+        free(batch);
 }
 
 int iso__request_wait(struct iso_request_s *r)
 {
-    while (r->active) {
-        if (active_head == r && r->next == NULL)
+    int err;
+    for (;;) {
+        int alone;
+        iso__lock();
+        if (!r->active)
+            break;
+        alone = active_head == r && r->next == NULL && !r->busy;
+        if (alone)
+            r->busy = 1;
+        iso__unlock();
+        if (alone) {
+            world_errors_return(1);
             r->kind->progress(r, 1); /* alone: let MPI block */
-        else
+            world_errors_return(0);
+            give_back(r);
+        } else {
             progress_all();
+        }
     }
-    return r->err;
+    err = r->err;
+    iso__unlock();
+    return err;
 }
 
 int iso__progress_wait(MPI_Request *mreq)
 {
-    int flag = 0, err;
-    while (active_head != NULL) {
+    int flag = 0, err, any;
+    for (;;) {
+        iso__lock();
+        any = active_head != NULL;
+        iso__unlock();
+        if (!any)
+            break;
         if ((err = MPI_Test(mreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || flag)
             return err;
         progress_all();
@@ -91,8 +229,11 @@ void iso__request_destroy(struct iso_request_s *r)
 {
     if (r == NULL)
         return;
+    iso__lock();
+    take(r); /* another thread may still hold it from its last pass */
     if (r->active)
         list_remove(r);
+    iso__unlock();
     r->kind->destroy(r);
 }
 
@@ -117,7 +258,7 @@ int Iso_start(Iso_request *request)
     r = *request;
     if (!r->persistent)
         return request_error(__func__, r->comm, "not a persistent request");
-    if (r->active)
+    if (iso__request_active(r))
         return request_error(__func__, r->comm, "the request is active (started, not completed)");
     return iso__raise(r->comm, iso__request_start(r));
 }
@@ -154,7 +295,7 @@ int Iso_test(Iso_request *request, int *flag)
     if (*request == ISO_REQUEST_NULL)
         return MPI_SUCCESS;
     progress_all();
-    if ((*request)->active) {
+    if (iso__request_active(*request)) {
         *flag = 0;
         return MPI_SUCCESS;
     }
@@ -180,7 +321,7 @@ int Iso_request_free(Iso_request *request)
     if (request == NULL || *request == NULL)
         return request_error(__func__, MPI_COMM_WORLD,
                              request ? "*request is ISO_REQUEST_NULL" : "request is NULL");
-    if ((*request)->active)
+    if (iso__request_active(*request))
         return request_error(__func__, (*request)->comm,
                              "the request is active: complete it first (Iso_wait, Iso_test)");
     iso__request_destroy(*request);

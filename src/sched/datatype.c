@@ -11,20 +11,23 @@
  * true extent of the vector. */
 int iso__vectors_alloc(iso_sreq *r)
 {
-    MPI_Aint tlb, textent, lb, extent;
-    int n = r->sched->nacc, count = r->args.recv.count, err;
-    if ((err = MPI_Type_get_true_extent(r->args.recv.type, &tlb, &textent)) != MPI_SUCCESS ||
-        (err = MPI_Type_get_extent(r->args.recv.type, &lb, &extent)) != MPI_SUCCESS)
+    MPI_Aint lo, span;
+    size_t bytes;
+    int n = r->sched->nacc, err;
+    if ((err = iso__type_span(r->args.recv.count, r->args.recv.type, &lo, &span)) != MPI_SUCCESS)
         return err;
-    r->vec_span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
-    r->vec_shift = -tlb;
+    r->vec_span = (size_t)span;
+    r->vec_shift = -lo;
     if ((r->acc = calloc((size_t)n + 1, sizeof *r->acc)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     for (int k = 0; k < n; k++)
         if ((r->acc[k] = malloc(r->vec_span + 1)) == NULL)
             return iso__error(ISO_ERR_NOMEM);
     r->vec_stride = (r->vec_span + 63) & ~(size_t)63;
-    if (r->datatype && (r->vec = malloc(r->vec_stride * (size_t)r->sched->nvec + 1)) == NULL)
+    if (!r->datatype)
+        return MPI_SUCCESS;
+    if (__builtin_mul_overflow(r->vec_stride, (size_t)r->sched->nvec, &bytes) ||
+        (r->vec = malloc(bytes + 1)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     return MPI_SUCCESS;
 }

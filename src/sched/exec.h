@@ -17,7 +17,12 @@ typedef struct {
     void *scratch_mem;
     int tagbase;
     int round;
+    int posted;    /* round 0 is posted (the private communicator was ready) */
+    int fail;      /* the first error of this execution (see fail() in executor.c) */
     MPI_Request *reqs;
+    MPI_Status *stats;
+    int *reqop;    /* per request of the round: its op */
+    MPI_Count *got; /* per request: bytes received, datatype-mode messages (-1: not yet) */
     int nreqs;
     int *pending; /* RECV_MSG ops of the round still to be matched (op index, req slot) */
     int npending;

@@ -17,6 +17,19 @@ static int round_first(const iso_sched *s, int round)
     return round ? s->round_end[round - 1] : 0;
 }
 
+/* Records the first error of this execution.  From then on the request
+ * only keeps its peers going: it still posts every later round, sends
+ * empty messages in place of combined ones and runs no local ops, so no
+ * process waits for a message that never comes (DESIGN.md, "Errors inside
+ * an operation"). */
+static void fail(iso_sreq *r, int err)
+{
+    if (err != MPI_SUCCESS && r->fail == MPI_SUCCESS)
+        r->fail = err;
+}
+
+/* Posts the round's communication.  Returns an error only if MPI refused to
+ * post (the execution cannot go on); errors of packing are recorded. */
 static int post_round(iso_sreq *r)
 {
     const iso_sched *s = r->sched;
@@ -24,44 +37,49 @@ static int post_round(iso_sreq *r)
     int first = round_first(s, r->round), end = s->round_end[r->round], err = MPI_SUCCESS;
     r->nreqs = 0;
     r->npending = 0;
-    for (int k = first; k < end && !err && !r->datatype && s->nmsgs > 0; k++)
-        if (iso__op_stage(s->ops[k].kind) == ISO_STAGE_PACK)
-            err = iso__pack_message(r, s->ops[k].msg);
+    for (int k = first; k < end && !r->datatype && s->nmsgs > 0; k++)
+        if (iso__op_stage(s->ops[k].kind) == ISO_STAGE_PACK && r->fail == MPI_SUCCESS)
+            fail(r, iso__pack_message(r, s->ops[k].msg));
     for (int k = first; k < end && !err; k++) {
         const iso_op *op = &s->ops[k];
-        int tag = r->tagbase + op->tag;
+        int tag = r->tagbase + op->tag, slot = r->nreqs;
+        if (iso__op_stage(op->kind) != ISO_STAGE_COMM)
+            continue;
+        r->reqop[slot] = k;
+        r->got[slot] = -1;
+        r->nreqs++;
         switch (op->kind) {
         case ISO_OP_SEND:
             err = MPI_Isend(addr(r, &op->a), op->a.count, op->a.type, op->peer, tag, comm,
-                            &r->reqs[r->nreqs++]);
+                            &r->reqs[slot]);
             break;
         case ISO_OP_RECV:
             err = MPI_Irecv(addr(r, &op->a), op->a.count, op->a.type, op->peer, tag, comm,
-                            &r->reqs[r->nreqs++]);
+                            &r->reqs[slot]);
             break;
         case ISO_OP_SEND_MSG:
-            if (r->datatype)
+            if (r->fail != MPI_SUCCESS) /* empty: "the sender's part failed" */
+                err = MPI_Isend(MPI_BOTTOM, 0, MPI_BYTE, op->peer, tag, comm, &r->reqs[slot]);
+            else if (r->datatype)
                 err = MPI_Isend(MPI_BOTTOM, 1, r->msgtype[op->msg], op->peer, tag, comm,
-                                &r->reqs[r->nreqs++]);
+                                &r->reqs[slot]);
             else {
                 err = MPI_Isend(r->msgbuf[op->msg], (int)r->msglen[op->msg], MPI_PACKED,
-                                op->peer, tag, comm, &r->reqs[r->nreqs++]);
+                                op->peer, tag, comm, &r->reqs[slot]);
                 r->packed_bytes += (long long)r->msglen[op->msg];
             }
             break;
-        case ISO_OP_RECV_MSG:
+        default: /* ISO_OP_RECV_MSG */
+            r->reqs[slot] = MPI_REQUEST_NULL;
             if (r->datatype) {
                 err = MPI_Irecv(MPI_BOTTOM, 1, r->msgtype[op->msg], op->peer, tag, comm,
-                                &r->reqs[r->nreqs++]);
+                                &r->reqs[slot]);
                 break;
             }
             /* packed: size unknown, matched by probe in progress() */
             r->pending[2 * r->npending] = k;
-            r->pending[2 * r->npending + 1] = r->nreqs;
+            r->pending[2 * r->npending + 1] = slot;
             r->npending++;
-            r->reqs[r->nreqs++] = MPI_REQUEST_NULL;
-            break;
-        default:
             break;
         }
     }
@@ -84,14 +102,75 @@ static int match_pending(iso_sreq *r, int block, int *err)
             *err = MPI_Improbe(op->peer, r->tagbase + op->tag, comm, &flag, &message, &status);
         if (*err || !flag)
             return 0;
-        if ((*err = MPI_Get_count(&status, MPI_PACKED, &count)) != MPI_SUCCESS ||
-            (*err = iso__msgbuf_reserve(r, op->msg, (size_t)count)) != MPI_SUCCESS)
+        if ((*err = MPI_Get_count(&status, MPI_PACKED, &count)) == MPI_SUCCESS && count < 0)
+            *err = iso__error(ISO_ERR_COUNT); /* over 2 GiB: no sender makes one */
+        if (*err || (*err = iso__msgbuf_reserve(r, op->msg, (size_t)count)) != MPI_SUCCESS)
             return 0;
         if ((*err = MPI_Imrecv(r->msgbuf[op->msg], count, MPI_PACKED, &message, &r->reqs[slot])))
             return 0;
         r->npending--;
     }
     return 1;
+}
+
+/* Completes the round's requests (block: waits).  *done once all have
+ * completed.  Errors of single requests (MPI_ERR_IN_STATUS) are recorded
+ * from their statuses; only an error of the call itself is returned. */
+static int complete_comm(iso_sreq *r, int block, int *done)
+{
+    int err, flag = 1, in_status;
+    *done = 1;
+    if (r->nreqs == 0)
+        return MPI_SUCCESS;
+    err = block ? MPI_Waitall(r->nreqs, r->reqs, r->stats)
+                : MPI_Testall(r->nreqs, r->reqs, &flag, r->stats);
+    in_status = err == MPI_ERR_IN_STATUS;
+    if (err != MPI_SUCCESS && !in_status)
+        return err;
+    if (!flag && !in_status) {
+        *done = 0;
+        return MPI_SUCCESS;
+    }
+    for (int k = 0; k < r->nreqs; k++) {
+        const MPI_Status *st = &r->stats[k];
+        if (in_status && st->MPI_ERROR == MPI_ERR_PENDING) {
+            *done = 0;
+            continue;
+        }
+        if (in_status && st->MPI_ERROR != MPI_SUCCESS)
+            fail(r, st->MPI_ERROR);
+        /* bytes of a datatype-mode message (an empty status has MPI_ANY_TAG) */
+        if (r->datatype && r->got[k] < 0 && st->MPI_TAG != MPI_ANY_TAG &&
+            r->sched->ops[r->reqop[k]].kind == ISO_OP_RECV_MSG &&
+            (err = MPI_Get_elements_x(st, MPI_BYTE, &r->got[k])) != MPI_SUCCESS)
+            return err;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Did every combined message of the round arrive whole?  An empty one
+ * says that its sender's part failed (MPI_ERR_OTHER here); in datatype mode
+ * a message shorter than its type means that the processes disagree on a
+ * block size (ISO_ERR_COUNT; a longer one is MPI's truncation error). */
+static void check_messages(iso_sreq *r)
+{
+    for (int k = 0; k < r->nreqs; k++) {
+        const iso_op *op = &r->sched->ops[r->reqop[k]];
+        MPI_Count want = 0;
+        if (op->kind != ISO_OP_RECV_MSG)
+            continue;
+        if (!r->datatype) {
+            if (r->msglen[op->msg] == 0)
+                fail(r, MPI_ERR_OTHER);
+            continue;
+        }
+        if (MPI_Type_size_x(r->msgtype[op->msg], &want) != MPI_SUCCESS || r->got[k] < 0)
+            continue;
+        if (r->got[k] == 0 && want > 0)
+            fail(r, MPI_ERR_OTHER);
+        else if (r->got[k] != want)
+            fail(r, iso__error(ISO_ERR_COUNT));
+    }
 }
 
 static int finish_round(iso_sreq *r)
@@ -116,53 +195,63 @@ static void complete(iso_sreq *r, int err)
     iso__request_complete(&r->req, err);
 }
 
+/* Round 0 is posted once the private communicator is usable (it may still
+ * be being duplicated: a nonblocking call never waits for other processes). */
+static int post_first(iso_sreq *r, int block)
+{
+    int ready, err = iso__priv_ready(r->priv, block, &ready);
+    if (err != MPI_SUCCESS || !ready)
+        return err;
+    r->posted = 1;
+    return post_round(r);
+}
+
 /* Advances the request as far as possible; with block, until it completes. */
 static void progress(struct iso_request_s *req, int block)
 {
     iso_sreq *r = (iso_sreq *)req;
-    int err = MPI_SUCCESS, flag = 1;
+    int err = MPI_SUCCESS, done;
+    if (!r->posted && ((err = post_first(r, block)) != MPI_SUCCESS || !r->posted))
+        goto fn_exit;
     while (r->req.active) {
-        if (!match_pending(r, block, &err))
+        if (!match_pending(r, block, &err) || (err = complete_comm(r, block, &done)))
             break;
-        if (r->nreqs) {
-/* MPICH's access attributes make gcc flag MPI_STATUSES_IGNORE (NULL). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-            err = block ? MPI_Waitall(r->nreqs, r->reqs, MPI_STATUSES_IGNORE)
-                        : MPI_Testall(r->nreqs, r->reqs, &flag, MPI_STATUSES_IGNORE);
-#pragma GCC diagnostic pop
-            if (err != MPI_SUCCESS || !flag)
-                break;
+        if (!done) {
+            if (block)
+                continue;
+            break;
         }
-        if ((err = finish_round(r)) != MPI_SUCCESS)
-            break;
+        check_messages(r);
+        if (r->fail == MPI_SUCCESS)
+            fail(r, finish_round(r));
         if (++r->round == r->sched->nrounds) {
             r->packed_last = r->packed_bytes;
-            complete(r, MPI_SUCCESS);
+            complete(r, r->fail);
             return;
         }
         if ((err = post_round(r)) != MPI_SUCCESS)
             break;
     }
-    if (err != MPI_SUCCESS)
-        complete(r, err);
+fn_exit:
+    if (err != MPI_SUCCESS) { /* MPI refused: nothing more can be posted */
+        fail(r, err);
+        complete(r, r->fail);
+    }
 }
 
 static int start(struct iso_request_s *req)
 {
     iso_sreq *r = (iso_sreq *)req;
-    int err;
     r->round = 0;
+    r->posted = 0;
+    r->fail = MPI_SUCCESS;
     r->packed_bytes = 0;
     if (r->sched->nrounds == 0) {
         r->packed_last = 0;
         complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
     }
-    if ((err = post_round(r)) != MPI_SUCCESS)
-        complete(r, err);
-    return err;
+    return post_first(r, 0);
 }
 
 static void destroy(struct iso_request_s *req)
@@ -173,6 +262,9 @@ static void destroy(struct iso_request_s *req)
     iso__vectors_free(r);
     iso__msgbufs_free(r);
     free(r->reqs);
+    free(r->stats);
+    free(r->reqop);
+    free(r->got);
     free(r->pending);
     free(r->scratch_mem);
     iso__sched_release(r->sched);
@@ -229,14 +321,31 @@ int iso__sched_request_describe(const struct iso_request_s *req, const char **al
     return MPI_SUCCESS;
 }
 
+/* Pack mode with blocks whose size every process knows: a combined message
+ * over 2 GiB fails here, alike everywhere and before any communication
+ * (others are caught when packed: fail() then keeps the peers going). */
+static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mode)
+{
+    MPI_Count size;
+    int err;
+    if (mode != ISO_MODE_PACK || sched->nmsgs == 0 || !iso__datatype_possible(a))
+        return MPI_SUCCESS;
+    if ((err = MPI_Type_size_x(a->recv.type, &size)) != MPI_SUCCESS)
+        return err;
+    return iso__pack_fits(sched, (double)size * a->recv.count) ? MPI_SUCCESS
+                                                                : iso__error(ISO_ERR_COUNT);
+}
+
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
                        int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out)
 {
-    iso_sreq *r = calloc(1, sizeof *r);
-    int err = MPI_SUCCESS, nm = sched->nmsgs;
+    iso_sreq *r;
+    int err = pack_limit(sched, a, mode), nm = sched->nmsgs;
     *out = NULL;
-    if (r == NULL)
+    if (err != MPI_SUCCESS)
+        return err;
+    if ((r = calloc(1, sizeof *r)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     iso__request_init(&r->req, &sched_kind, comm, persistent);
     r->sched = sched;
@@ -248,6 +357,9 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     r->algorithm = algorithm;
     r->packed_last = -1;
     r->reqs = malloc(sizeof(MPI_Request) * (size_t)(sched->max_comm + 1));
+    r->stats = malloc(sizeof(MPI_Status) * (size_t)(sched->max_comm + 1));
+    r->reqop = malloc(sizeof(int) * (size_t)(sched->max_comm + 1));
+    r->got = malloc(sizeof(MPI_Count) * (size_t)(sched->max_comm + 1));
     r->pending = malloc(sizeof(int) * 2 * (size_t)(sched->max_comm + 1));
     r->scratch_mem = malloc(sched->scratch_bytes + 1);
     if (sched->spare_buf) { /* buffers of the previous request */
@@ -260,7 +372,8 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
         r->msgcap = calloc((size_t)nm + 1, sizeof *r->msgcap);
     }
     r->msglen = calloc((size_t)nm + 1, sizeof *r->msglen);
-    if (!r->reqs || !r->pending || !r->scratch_mem || !r->msgbuf || !r->msgcap || !r->msglen)
+    if (!r->reqs || !r->stats || !r->reqop || !r->got || !r->pending || !r->scratch_mem ||
+        !r->msgbuf || !r->msgcap || !r->msglen)
         err = iso__error(ISO_ERR_NOMEM);
     if (!err && retain_args)
         err = iso__args_retain(r, s);

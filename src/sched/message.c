@@ -3,6 +3,7 @@
  * sizes, then the n blocks as MPI_Pack wrote them), and delivering pieces
  * into receive slots, reduction vectors and accumulators. */
 #include "sched/exec.h"
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +13,33 @@ static void *addr(const iso_sreq *r, const iso_loc *l)
     return (char *)r->buf[l->buf] + l->disp;
 }
 
+static int block_bytes(int count, MPI_Datatype type, size_t *bytes)
+{
+    MPI_Count size = 0;
+    int err = MPI_Type_size_x(type, &size);
+    *bytes = (size_t)size * (size_t)(count > 0 ? count : 0);
+    return err;
+}
+
 /* Copies count x type between two places whose type signatures match. */
 static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst, int dcount,
                       MPI_Datatype dtype)
 {
     int size, pos = 0, err;
+    size_t bytes;
     MPI_Aint lb, extent, tlb, textent;
     void *tmp;
-    if (stype == dtype && scount == dcount && MPI_Type_size(stype, &size) == MPI_SUCCESS &&
+    if ((err = block_bytes(scount, stype, &bytes)) != MPI_SUCCESS)
+        return err;
+    if (stype == dtype && scount == dcount &&
         MPI_Type_get_true_extent(stype, &tlb, &textent) == MPI_SUCCESS &&
-        MPI_Type_get_extent(stype, &lb, &extent) == MPI_SUCCESS && tlb == 0 && textent == size &&
-        extent == size) { /* contiguous: one memmove */
-        memmove(dst, src, (size_t)size * (size_t)scount);
+        MPI_Type_get_extent(stype, &lb, &extent) == MPI_SUCCESS && tlb == 0 &&
+        (size_t)textent * (size_t)scount == bytes && extent == textent) { /* contiguous */
+        memmove(dst, src, bytes);
         return MPI_SUCCESS;
     }
+    if (bytes > INT_MAX) /* MPI_Pack counts in int */
+        return iso__error(ISO_ERR_COUNT);
     if ((err = MPI_Pack_size(scount, stype, MPI_COMM_SELF, &size)) != MPI_SUCCESS)
         return err;
     if ((tmp = malloc((size_t)size + 1)) == NULL)
@@ -36,13 +50,6 @@ static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst
         err = MPI_Unpack(tmp, size, &pos, dst, dcount, dtype, MPI_COMM_SELF);
     }
     free(tmp);
-    return err;
-}
-
-static int block_bytes(int count, MPI_Datatype type, size_t *bytes)
-{
-    int size, err = MPI_Type_size(type, &size);
-    *bytes = (size_t)size * (size_t)(count > 0 ? count : 0);
     return err;
 }
 
@@ -124,6 +131,8 @@ int iso__pack_message(iso_sreq *r, int m)
         }
         total += sz;
     }
+    if (err == MPI_SUCCESS && total > INT_MAX) /* MPI_Pack and the receiver's probe count in int */
+        err = iso__error(ISO_ERR_COUNT);
     if (err || (err = iso__msgbuf_reserve(r, m, total)))
         return err;
     hdr = r->msgbuf[m];
@@ -159,7 +168,9 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
     if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
         (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
         return err;
-    if (sz != want) /* the sender's block does not match this slot */
+    if (sz > want) /* the sender's block does not fit the slot: as MPI would say */
+        return MPI_ERR_TRUNCATE;
+    if (sz < want) /* a shorter block: the processes disagree on a block size */
         return iso__error(ISO_ERR_COUNT);
     return MPI_Unpack(src, (int)sz, &pos, p, count, type, r->priv->comm);
 }
@@ -167,23 +178,19 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
 /* Reduces piece pc into count x type at p with the request's op. */
 static int reduce_into(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype type)
 {
-    MPI_Aint tlb, textent, lb, extent;
-    size_t span;
+    MPI_Aint lo, span;
     int err;
     if (has_place(r, pc)) { /* a vector of the same type: reduce from where it is */
         iso_place q = iso__place_of(r, pc);
         if (q.count == count && q.type == type)
             return MPI_Reduce_local(q.p, p, count, type, r->args.op);
     }
-    if ((err = MPI_Type_get_true_extent(type, &tlb, &textent)) != MPI_SUCCESS ||
-        (err = MPI_Type_get_extent(type, &lb, &extent)) != MPI_SUCCESS)
+    if ((err = iso__type_span(count, type, &lo, &span)) != MPI_SUCCESS ||
+        (err = iso__reserve(&r->tmp, &r->tmpcap, (size_t)span + 1)) != MPI_SUCCESS)
         return err;
-    span = count > 0 ? (size_t)((count - 1) * extent + textent) : 0;
-    if ((err = iso__reserve(&r->tmp, &r->tmpcap, span + 1)) != MPI_SUCCESS)
+    if ((err = piece_to(r, pc, (char *)r->tmp - lo, count, type)) != MPI_SUCCESS)
         return err;
-    if ((err = piece_to(r, pc, (char *)r->tmp - tlb, count, type)) != MPI_SUCCESS)
-        return err;
-    return MPI_Reduce_local((char *)r->tmp - tlb, p, count, type, r->args.op);
+    return MPI_Reduce_local((char *)r->tmp - lo, p, count, type, r->args.op);
 }
 
 int iso__deliver(iso_sreq *r, const iso_op *op)
@@ -195,11 +202,27 @@ int iso__deliver(iso_sreq *r, const iso_op *op)
     return piece_to(r, op->src, p, dst.count, dst.type);
 }
 
+/* The cached schedule keeps the buffers of a finished request for the next
+ * one (DESIGN.md, "Caching and what a request keeps"), but only what this
+ * call needed: a buffer more than twice the size of its message (with
+ * ISO_SPARE_SLACK to spare) is freed, and if the rest exceeds ISO_SPARE_MAX
+ * nothing is kept.  So one big call does not pin its buffers for the small
+ * calls after it. */
 void iso__msgbufs_free(iso_sreq *r)
 {
     iso_sched *s = r->sched;
-    if (r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1) {
-        s->spare_buf = r->msgbuf; /* the cache keeps the schedule: reuse them */
+    size_t kept = 0;
+    int keep = r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1;
+    for (int m = 0; keep && m < s->nmsgs; m++) {
+        if (r->msgcap[m] > 2 * r->msglen[m] + ISO_SPARE_SLACK) {
+            free(r->msgbuf[m]);
+            r->msgbuf[m] = NULL;
+            r->msgcap[m] = 0;
+        }
+        kept += r->msgcap[m];
+    }
+    if (keep && kept <= ISO_SPARE_MAX) {
+        s->spare_buf = r->msgbuf;
         s->spare_cap = r->msgcap;
     } else {
         if (r->msgbuf)

@@ -17,7 +17,7 @@ static int retain_type(iso_sreq *r, MPI_Datatype *t, int cap)
             return MPI_SUCCESS;
     if (r->narg_types >= cap)
         return iso__error(ISO_ERR_INTERN);
-    if ((err = MPI_Type_dup(*t, &r->arg_types[r->narg_types])) != MPI_SUCCESS)
+    if ((err = iso__type_hold(*t, &r->arg_types[r->narg_types])) != MPI_SUCCESS)
         return err;
     *t = r->arg_types[r->narg_types++];
     return MPI_SUCCESS;

@@ -158,12 +158,20 @@ typedef struct iso_sched_s {
     int nvec;             /* scratch vectors of datatype mode (ISO_PIECE_VEC) */
     /* Message buffers of a finished request, handed to the next request of
      * this (cached) schedule: repeated blocking calls neither allocate nor
-     * fault in their buffers again. */
+     * fault in their buffers again.  Bounded (ISO_SPARE_MAX). */
     void **spare_buf;
     size_t *spare_cap;
-    /* the same on every process (as on a torus): for the cost model */
+    /* the same on every process (as on a torus): for the cost model; and
+     * the most blocks one combined message carries (pack mode's limit) */
     int struct_phases, struct_msgs, struct_hops;
+    int struct_max_entries;
 } iso_sched;
+
+/* What a cached schedule keeps of the message buffers of its last request:
+ * each buffer only if at most twice its message plus ISO_SPARE_SLACK bytes,
+ * and nothing if they add up to more than ISO_SPARE_MAX bytes. */
+#define ISO_SPARE_SLACK ((size_t)4096)
+#define ISO_SPARE_MAX ((size_t)32 << 20)
 
 /* A new empty schedule with one reference. */
 int iso__sched_new(iso_sched **out);
@@ -186,6 +194,8 @@ int iso__sched_own(iso_sched *s, MPI_Datatype t);
 /* Makes the schedule own (a duplicate of) every derived datatype used by
  * ops from index first on, so the user may free theirs after the call. */
 int iso__sched_retain_types(iso_sched *s, int first);
+/* Bytes of message buffers the schedule keeps for its next request. */
+size_t iso__sched_spare_bytes(const iso_sched *s);
 /* Per-process figures: 1-ported rounds (max of messages sent and received),
  * messages sent, blocks sent counting every hop. */
 void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops);
@@ -197,6 +207,11 @@ typedef enum { ISO_MODE_AUTO, ISO_MODE_PACK, ISO_MODE_DATATYPE } iso_msg_mode;
 /* Can the blocks of a be described by datatypes everywhere (every process
  * knows the size of every block it receives or forwards)? */
 int iso__datatype_possible(const iso_args *a);
+/* Pack mode counts bytes in int (MPI_Pack, MPI_Get_count): does every
+ * combined message of s, with blocks of block_bytes and its header of one
+ * int64 per block, stay below 2^31 bytes?  Structural: the same answer on
+ * every process. */
+int iso__pack_fits(const iso_sched *s, double block_bytes);
 
 /* A request running sched (takes a reference) on the private communicator
  * priv (takes a reference, reserves the schedule's tags), bound to the

@@ -1,6 +1,7 @@
 /* Building a schedule: ops appended round by round, combined messages and
  * their pieces, the datatypes it owns; and its per-process statistics. */
 #include "sched/sched.h"
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -143,7 +144,7 @@ int iso__sched_retain_types(iso_sched *s, int first)
                 continue;
             if ((err = iso__grow(&from, &cap, n + 1, sizeof *from)) ||
                 (err = iso__grow(&to, &cap2, n + 1, sizeof *to)) ||
-                (err = MPI_Type_dup(t, &to[n])) != MPI_SUCCESS)
+                (err = iso__type_hold(t, &to[n])) != MPI_SUCCESS)
                 break;
             if ((err = iso__sched_own(s, to[n])) != MPI_SUCCESS) {
                 MPI_Type_free(&to[n]);
@@ -156,6 +157,14 @@ int iso__sched_retain_types(iso_sched *s, int first)
     free(from);
     free(to);
     return err;
+}
+
+size_t iso__sched_spare_bytes(const iso_sched *s)
+{
+    size_t bytes = 0;
+    for (int m = 0; s->spare_cap && m < s->nmsgs; m++)
+        bytes += s->spare_cap[m];
+    return bytes;
 }
 
 void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops)
@@ -203,4 +212,9 @@ iso_loc iso__block(const iso_side *side, int buf, int i)
 int iso__datatype_possible(const iso_args *a)
 {
     return a->recv.layout == ISO_LAYOUT_STRIDED || a->recv.layout == ISO_LAYOUT_SAME;
+}
+
+int iso__pack_fits(const iso_sched *s, double block_bytes)
+{
+    return (double)s->struct_max_entries * (8.0 + block_bytes) <= (double)INT_MAX;
 }

@@ -138,20 +138,35 @@ static int copy_fn(MPI_Comm old, int kv, void *extra, void *in, void *out, int *
     return MPI_SUCCESS;
 }
 
+/* The keyval, created by the first attachment (create) of any thread. */
+static int keyval_get(int create, int *kv)
+{
+    int err = MPI_SUCCESS;
+    iso__lock();
+    if (keyval == MPI_KEYVAL_INVALID && create)
+        err = MPI_Comm_create_keyval(copy_fn, delete_fn, &keyval, NULL);
+    *kv = keyval;
+    iso__unlock();
+    return err;
+}
+
 int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state)
 {
-    int flag = 0, err = iso__cart_check(comm);
+    int flag = 0, kv, err = iso__cart_check(comm);
     iso_state *st = NULL;
     *state = NULL;
-    if (err != MPI_SUCCESS)
+    if (err != MPI_SUCCESS || (err = keyval_get(0, &kv)) != MPI_SUCCESS)
         return err;
-    if (keyval == MPI_KEYVAL_INVALID ||
-        (err = MPI_Comm_get_attr(comm, keyval, &st, &flag)) != MPI_SUCCESS || !flag || st == NULL)
+    if (kv == MPI_KEYVAL_INVALID ||
+        (err = MPI_Comm_get_attr(comm, kv, &st, &flag)) != MPI_SUCCESS || !flag || st == NULL)
         return err ? err
                    : iso__error_msg(ISO_ERR_NO_NEIGHBORHOOD,
                                     "create one with Iso_neighborhood_create (a neighborhood "
                                     "detached by Iso_neighborhood_free is gone)");
-    if (need_priv && st->priv == NULL && (err = iso__priv_create(comm, &st->priv)) != MPI_SUCCESS)
+    /* an MPI_Comm_dup copy: duplicated without blocking (the first call
+     * may be nonblocking); requests wait until it is usable */
+    if (need_priv && st->priv == NULL &&
+        (err = iso__priv_create_nb(comm, &st->priv)) != MPI_SUCCESS)
         return err;
     *state = st;
     return MPI_SUCCESS;
@@ -162,14 +177,13 @@ int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg
 {
     iso_state *st = NULL;
     iso_nbh *nb = NULL;
-    int flag = 0, err;
+    int flag = 0, kv, err;
     if ((err = nbh_build(cart, s, rel, algorithm, mode, &nb)) != MPI_SUCCESS)
         return err;
     nb->verbose = verbose;
-    if (keyval == MPI_KEYVAL_INVALID &&
-        (err = MPI_Comm_create_keyval(copy_fn, delete_fn, &keyval, NULL)) != MPI_SUCCESS)
+    if ((err = keyval_get(1, &kv)) != MPI_SUCCESS)
         goto fn_fail;
-    if ((err = MPI_Comm_get_attr(cart, keyval, &st, &flag)) != MPI_SUCCESS)
+    if ((err = MPI_Comm_get_attr(cart, kv, &st, &flag)) != MPI_SUCCESS)
         goto fn_fail;
     if (!flag) {
         if ((st = calloc(1, sizeof *st)) == NULL) {
@@ -177,7 +191,7 @@ int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg
             goto fn_fail;
         }
         if ((err = iso__priv_create(cart, &st->priv)) != MPI_SUCCESS ||
-            (err = MPI_Comm_set_attr(cart, keyval, st)) != MPI_SUCCESS) {
+            (err = MPI_Comm_set_attr(cart, kv, st)) != MPI_SUCCESS) {
             state_free(st);
             goto fn_fail;
         }
@@ -202,7 +216,7 @@ int Iso_neighborhood_free(MPI_Comm *isocomm)
         return iso__raise(MPI_COMM_NULL, iso__error_msg(ISO_ERR_ARG, "isocomm is NULL"));
     err = iso__state_get(*isocomm, 0, &st);
     if (err == MPI_SUCCESS)
-        err = MPI_Comm_delete_attr(*isocomm, keyval);
+        err = MPI_Comm_delete_attr(*isocomm, keyval); /* set: there is a state */
     if (err != MPI_SUCCESS)
         return iso__raise(*isocomm, err);
     *isocomm = MPI_COMM_NULL;

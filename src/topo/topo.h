@@ -72,9 +72,10 @@ typedef struct {
 } iso_state;
 
 /* The state of an isocomm (errors: comm null, not Cartesian, no
- * neighborhood).  With need_priv, creates the private communicator if this
- * communicator is an MPI_Comm_dup copy that has none yet (collective then:
- * only collectives pass need_priv). */
+ * neighborhood).  With need_priv, starts duplicating the private
+ * communicator (MPI_Comm_idup) if this communicator is an MPI_Comm_dup copy
+ * that has none yet (collective then: only collectives pass need_priv);
+ * iso__priv_ready tells when it is usable. */
 int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state);
 /* Translates offsets rel (s*d, checked by the caller) into a neighborhood
  * of cart with the given defaults and attaches it, replacing any earlier
