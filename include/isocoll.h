@@ -1,6 +1,8 @@
 /*
  * isocoll — isomorphic sparse collective communication on MPI Cartesian
- * communicators (Träff, Lübbe, Rougier, Hunold, EuroMPI'15).
+ * communicators (Träff, Lübbe, Rougier, Hunold, EuroMPI'15), and the sparse
+ * dynamic data exchange on any communicator (Iso_alltoall_crs,
+ * Iso_alltoallv_crs; Geyko et al. 2023).
  *
  * Porting from MPI's neighborhood collectives?  Receive block i comes from
  * caller - C^i, the opposite side from MPI's Cartesian convention: read
@@ -401,10 +403,10 @@ ISO_API int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const ch
  *     nbx                    synchronous sends, probed receives, a
  *                            nonblocking barrier (Hoefler et al.)
  *     rma                    one-sided puts into a window kept on comm
- *                            (p slots of the largest message per process);
+ *                            (on every process p slots as large as the
+ *                            largest message of the call anywhere);
  *                            Iso_alltoall_crs only (Iso_alltoallv_crs:
- *                            ISO_ERR_ALGORITHM); every process's messages
- *                            must fit the slot of the largest
+ *                            ISO_ERR_ALGORITHM)
  *     locality-personalized, locality-nbx
  *                            all of a process's messages for one node go
  *                            as one message to one process of that node,
