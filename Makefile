@@ -16,17 +16,27 @@ ifeq ($(MPI),mpich)
   MPIEXEC ?= mpiexec.mpich
   BUILD   ?= build
   MPIPKG  := mpich libmpich-dev
+  MPIPC   := mpich
 else ifeq ($(MPI),openmpi)
   MPICC   ?= mpicc.openmpi
   MPIEXEC ?= mpirun.openmpi --oversubscribe
   BUILD   ?= build/openmpi
   MPIPKG  := openmpi-bin libopenmpi-dev
+  MPIPC   := ompi-c
   export OMPI_ALLOW_RUN_AS_ROOT=1
   export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1
 else
   $(error MPI must be mpich or openmpi)
 endif
+# One library per MPI: libisocoll-mpich and libisocoll-openmpi, each with
+# its SONAME and pkg-config file (isocoll-mpich.pc, isocoll-openmpi.pc,
+# which require the MPI's own); isocoll.pc and -lisocoll name the flavor
+# installed last.
+VERSION   := 0.1
+SOVERSION := 0
+LIBNAME   := isocoll-$(MPI)
+SONAME    := lib$(LIBNAME).so.$(SOVERSION)
 DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc pkg-config
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -59,7 +69,8 @@ $(BUILD)/libisocoll.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libisocoll.so: $(LIB_OBJ)
-	$(MPICC) -shared $(SANFLAGS) -o $@ $^
+	$(MPICC) -shared -Wl,-soname,$(SONAME) $(SANFLAGS) -o $@ $^
+	ln -sf libisocoll.so $(BUILD)/$(SONAME)
 
 # Test programs link the static library (and the stencil library part).
 $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
@@ -115,16 +126,25 @@ bench:
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 include/isocoll.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(BUILD)/libisocoll.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libisocoll.so $(DESTDIR)$(PREFIX)/lib/
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|0.1|' isocoll.pc.in \
-	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/isocoll.pc
+	install -m 644 $(BUILD)/libisocoll.a $(DESTDIR)$(PREFIX)/lib/lib$(LIBNAME).a
+	install -m 755 $(BUILD)/libisocoll.so $(DESTDIR)$(PREFIX)/lib/lib$(LIBNAME).so.$(VERSION)
+	cd $(DESTDIR)$(PREFIX)/lib && ln -sf lib$(LIBNAME).so.$(VERSION) $(SONAME) && \
+	  ln -sf $(SONAME) lib$(LIBNAME).so && ln -sf lib$(LIBNAME).so libisocoll.so && \
+	  ln -sf lib$(LIBNAME).a libisocoll.a
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBNAME@|$(LIBNAME)|' \
+	  -e 's|@MPI@|$(MPI)|' -e 's|@MPIPC@|$(MPIPC)|' isocoll.pc.in \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$(LIBNAME).pc
+	cp $(DESTDIR)$(PREFIX)/lib/pkgconfig/$(LIBNAME).pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/isocoll.pc
 
-# An outside program built against the installed copy through pkg-config.
+# An outside program built against the installed copy through pkg-config:
+# its library is found by the SONAME of this MPI's flavor.
 installcheck:
 	rm -rf $(BUILD)/inst && $(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/inst
 	$(MPICC) examples/example.c $$(PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig \
-	  pkg-config --cflags --libs isocoll) -Wl,-rpath,$(CURDIR)/$(BUILD)/inst/lib -o $(BUILD)/inst/example
+	  pkg-config --cflags --libs $(LIBNAME)) -Wl,-rpath,$(CURDIR)/$(BUILD)/inst/lib -o $(BUILD)/inst/example
+	readelf -d $(BUILD)/inst/example | grep -q 'NEEDED.*\[$(SONAME)\]' || \
+	  { echo "installcheck: example does not need $(SONAME)"; exit 1; }
+	PKG_CONFIG_PATH=$(CURDIR)/$(BUILD)/inst/lib/pkgconfig pkg-config --print-requires isocoll | grep -q '$(MPIPC)'
 	$(MPIEXEC) -n 4 $(BUILD)/inst/example
 
 # The offline schedule verifier on large tori (p = 16384).

@@ -1,7 +1,9 @@
 /* isobench: times Iso_neighbor_alltoall (or _allgather) with each algorithm
  * (direct, dimwise, bruck, auto; optionally their persistent forms) against
  * MPI_Neighbor_alltoallw and MPI_Neighbor_alltoall (allgather) on a
- * distributed-graph communicator with the same neighbors.
+ * distributed-graph communicator with the same neighbors, and against the
+ * same messages sent by hand (hand: one Irecv and Isend per neighbor and
+ * MPI_Waitall, the floor of direct).
  *
  * Method (after Traeff et al., EuroMPI'15, section 7): for each block size,
  * every variant is first checked against a plain Isend/Irecv oracle; then
@@ -23,9 +25,9 @@
  * direct, dimwise and bruck in both modes, auto, mpiw, mpi; --persistent
  * adds the persistent forms of the library's.
  *
- * Which algorithm auto picked at each block size is found by counting the
- * MPI_Isend calls and bytes of one call (profiling interface, below) and
- * comparing with the fixed algorithms. */
+ * Which algorithm auto picked at each block size comes from the library
+ * (Iso_request_schedule_info).  The MPI_Isend calls and bytes of one call of
+ * every variant are counted too (profiling interface, below). */
 #include <isocoll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,7 +103,7 @@ static void usage(void)
             "  [--periodic|--mesh] [--drop N (leave out the first N offsets)]\n"
             "  [--sizes 8,512,65536] [--reps N] [--iters K (0: auto)] [--target-ms T]\n"
             "  [--coll alltoall|allgather]\n"
-            "  [--variants direct,dimwise,bruck,auto,mpiw,mpi, ALG:pack, ALG:datatype (combining\n"
+            "  [--variants direct,dimwise,bruck,auto,mpiw,mpi,hand, ALG:pack, ALG:datatype (combining\n"
             "   mode), a p prefix for the persistent form: pauto, pbruck:datatype, ...]\n"
             "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n");
 }
@@ -120,7 +122,8 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 41;
     o->iters = 0;
     o->target_ms = 1.0;
-    strcpy(o->variants, "direct,dimwise:pack,dimwise:datatype,bruck:pack,bruck:datatype,auto,mpiw,mpi");
+    strcpy(o->variants,
+           "direct,dimwise:pack,dimwise:datatype,bruck:pack,bruck:datatype,auto,mpiw,mpi,hand");
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
         int ndims;
@@ -229,7 +232,10 @@ static int shifted_rank(MPI_Comm cart, int d, const int *dims, const int *period
 
 /* ---- variants -------------------------------------------------------------- */
 
-typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI } vkind;
+/* V_HAND: the same messages as direct, written by hand (one Irecv and one
+ * Isend per neighbor index, tag = index, then MPI_Waitall): the floor a
+ * library call adds its per-call cost to. */
+typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI, V_HAND } vkind;
 /* Library configurations: algorithm (iso_algorithm) and combining mode
  * (iso_combine); the first NFIG are the algorithms with the default mode. */
 static const char *const alg_names[] = {"direct",       "dimwise",          "bruck",
@@ -265,7 +271,8 @@ typedef struct {
 } buffers;
 
 typedef struct {
-    MPI_Comm cart, graph;
+    MPI_Comm cart, graph, hand; /* hand: a duplicate of cart for V_HAND */
+    MPI_Request *hreq;          /* V_HAND: 2s requests */
     int rank, nprocs, s, indeg, outdeg, allgather;
     int *src, *dst;      /* s entries, MPI_PROC_NULL included (own computation) */
     int *rslot, *tslot;  /* graph index -> neighborhood slot, indeg / outdeg entries */
@@ -346,6 +353,25 @@ static int run(variant *v, const setup *S, buffers *B)
         if (S->allgather)
             return MPI_Neighbor_allgather(B->send, b, MPI_BYTE, B->crecv, b, MPI_BYTE, v->comm);
         return MPI_Neighbor_alltoall(B->csend, b, MPI_BYTE, B->crecv, b, MPI_BYTE, v->comm);
+    case V_HAND: {
+        int n = 0;
+        for (int i = 0; i < S->s; i++)
+            if (S->src[i] != MPI_PROC_NULL &&
+                (rc = MPI_Irecv(B->recv + (size_t)i * b, b, MPI_BYTE, S->src[i], i, v->comm,
+                                &S->hreq[n++])) != MPI_SUCCESS)
+                return rc;
+        for (int i = 0; i < S->s; i++)
+            if (S->dst[i] != MPI_PROC_NULL &&
+                (rc = MPI_Isend(B->send + (S->allgather ? 0 : (size_t)i * b), b, MPI_BYTE,
+                                S->dst[i], i, v->comm, &S->hreq[n++])) != MPI_SUCCESS)
+                return rc;
+/* MPICH's access attributes make gcc flag MPI_STATUSES_IGNORE (NULL). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+        return MPI_Waitall(n, S->hreq, MPI_STATUSES_IGNORE);
+#pragma GCC diagnostic pop
+    }
     }
     return MPI_ERR_OTHER;
 }
@@ -494,6 +520,11 @@ static int make_variants(const options *o, variant *V, const char *mpi_plain)
                 return -1;
             continue;
         }
+        if (!strcmp(tok, "hand")) {
+            if (add_variant(V, &nv, "Isend/Irecv by hand", V_HAND, -1))
+                return -1;
+            continue;
+        }
         for (a = 0; a < NALG && !found; a++)
             if (!strcmp(tok + persistent, alg_names[a])) {
                 snprintf(name, sizeof name, "iso %s%s", alg_names[a],
@@ -633,6 +664,8 @@ int main(int argc, char **argv)
             weights[i] = 1;
         TRY(MPI_Dist_graph_create_adjacent(S.cart, S.indeg, gsrc, weights, S.outdeg, gdst,
                                            weights, MPI_INFO_NULL, 0, &S.graph));
+        TRY(MPI_Comm_dup(S.cart, &S.hand));
+        S.hreq = xmalloc(sizeof(MPI_Request) * (size_t)(2 * S.s + 1));
         free(weights);
     }
 
@@ -644,7 +677,9 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int k = 0; k < nv; k++) {
-        V[k].comm = V[k].kind == V_ISO || V[k].kind == V_PERSISTENT ? isocomm[V[k].alg] : S.graph;
+        V[k].comm = V[k].kind == V_ISO || V[k].kind == V_PERSISTENT ? isocomm[V[k].alg]
+                    : V[k].kind == V_HAND                          ? S.hand
+                                                                   : S.graph;
         V[k].t = xmalloc(sizeof(double) * (size_t)o.reps);
     }
 
@@ -749,28 +784,30 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
 
-        /* which algorithm auto picked (blocking and persistent auto alike):
-         * the fixed ones of the same kind with the same sends and bytes, on
-         * every rank */
+        /* what auto picked, from the library (Iso_request_schedule_info):
+         * the persistent request's own; for blocking calls that of a
+         * nonblocking call with the same arguments, which chooses alike */
         for (int k = 0; k < nv && !failed; k++) {
-            int mask = 0;
+            const char *alg, *mode;
+            int rounds, messages;
+            long long bytes;
+            Iso_request req = ISO_REQUEST_NULL;
             V[k].picked[0] = '\0';
-            if (V[k].kind != V_ISO && V[k].kind != V_PERSISTENT)
+            if ((V[k].kind != V_ISO && V[k].kind != V_PERSISTENT) || V[k].alg != ALG_AUTO)
                 continue;
-            if (V[k].alg != ALG_AUTO)
-                continue;
-            for (int f = 0; f < nv; f++)
-                if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO && V[f].sends == V[k].sends &&
-                    V[f].bytes == V[k].bytes)
-                    mask |= 1 << V[f].alg;
-            TRY(MPI_Allreduce(MPI_IN_PLACE, &mask, 1, MPI_INT, MPI_BAND, MPI_COMM_WORLD));
-            for (int a = 0; a < NALG; a++)
-                if (a != ALG_AUTO && (mask & (1 << a)))
-                    snprintf(V[k].picked + strlen(V[k].picked),
-                             sizeof V[k].picked - strlen(V[k].picked), "%s%s",
-                             V[k].picked[0] ? "=" : "", alg_names[a]);
-            if (!V[k].picked[0])
-                strcpy(V[k].picked, "? (no fixed variant of its kind matches)");
+            if (V[k].kind == V_PERSISTENT)
+                req = V[k].req;
+            else if (S.allgather)
+                TRY(Iso_ineighbor_allgather(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE, V[k].comm,
+                                            &req));
+            else
+                TRY(Iso_ineighbor_alltoall(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE, V[k].comm,
+                                           &req));
+            TRY(Iso_request_schedule_info(req, &alg, &mode, &rounds, &messages, &bytes));
+            snprintf(V[k].picked, sizeof V[k].picked, "%s%s%s", alg,
+                     strcmp(mode, "none") ? ":" : "", strcmp(mode, "none") ? mode : "");
+            if (V[k].kind == V_ISO)
+                TRY(Iso_wait(&req));
             if (first_auto < 0)
                 first_auto = k;
         }
@@ -915,6 +952,8 @@ int main(int argc, char **argv)
         TRY(MPI_Comm_free(&c));
     }
     TRY(MPI_Comm_free(&S.graph));
+    TRY(MPI_Comm_free(&S.hand));
+    free(S.hreq);
     TRY(MPI_Comm_free(&S.cart));
     free(off);
     free(S.src);

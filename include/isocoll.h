@@ -128,7 +128,11 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  *   iso_combine    "auto" (default) | "pack" | "datatype"   how combined
  *                  messages are made (see "Schedules" below)
  *   iso_verify     "true" | "false"                check isomorphism
- * Environment: ISO_ALGORITHM, ISO_COMBINE and ISO_VERIFY give the defaults.
+ * Environment: ISO_ALGORITHM, ISO_COMBINE and ISO_VERIFY give the defaults;
+ * ISO_VERBOSE=1 reports what runs (see Iso_request_schedule_info).  Names
+ * and booleans are case-insensitive; booleans are true/false, yes/no,
+ * on/off or 1/0.  A bad value is an error whose message names the function,
+ * the key or variable and the value.
  * With verification on, processes that disagree on the algorithm or the
  * combining mode get ISO_ERR_ALGORITHM.
  *
@@ -343,9 +347,12 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  * iso_combine, environment ISO_COMBINE):
  *   pack      the library packs each message; works for every form
  *   datatype  no copies by the library (struct datatypes over the user's
- *             buffers); needs block sizes every process knows, so the v/w
- *             forms of alltoall and allgather always pack
+ *             buffers); needs block sizes every process knows, so it cannot
+ *             carry the v/w forms of alltoall and allgather: naming both a
+ *             combining algorithm and datatype for them is an error
+ *             (ISO_ERR_ALGORITHM); auto then combines only with pack
  *   auto      the cheaper by the cost model, the same choice on every process
+ * The mode concerns combined messages only: direct sends none and ignores it.
  * Schedules are built once per neighborhood and cached.  DESIGN.md explains
  * the schedule format, both modes, the cache and the cost model.
  *
@@ -359,6 +366,21 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  * figures of the algorithm auto picks for one MPI_DOUBLE per block). */
 ISO_API int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algorithm,
                               int *rounds, int *messages, long long *block_hops);
+/* What a request of a neighborhood collective runs, whatever chose it
+ * (nonblocking or persistent; for blocking calls set ISO_VERBOSE=1, which
+ * makes rank 0 print each new choice once per neighborhood to stderr):
+ *   algorithm  "direct", "dimwise" or "bruck"
+ *   combine    "pack" or "datatype", or "none" (direct sends no combined
+ *              messages)
+ *   rounds, messages   as Iso_schedule_info, for this request's schedule
+ *   bytes      bytes this process sent in the request's last completed
+ *              execution (packed messages with their headers); -1 before
+ *              one completed, so always -1 for a nonblocking request (it
+ *              is freed when it completes)
+ * The strings are the library's; do not free them. */
+ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorithm,
+                                      const char **combine, int *rounds, int *messages,
+                                      long long *bytes);
 
 /* ---------------------------------------------------------------------- */
 /* Sparse dynamic data exchange (src/sparse/; DESIGN.md explains the

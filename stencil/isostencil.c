@@ -148,7 +148,10 @@ static long verify(stencil_t *st, const stencil_params *p, const int dims[], con
     return bad;
 }
 
-static void print_header(const options *o, int size, const int dims[], int nv, long long bytes)
+static void print_schedule(const stencil_t *st);
+
+static void print_header(const options *o, const stencil_t *st, int size, const int dims[], int nv,
+                         long long bytes)
 {
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len, exchanges = (o->iters + o->p.k - 1) / o->p.k;
@@ -163,8 +166,20 @@ static void print_header(const options *o, int size, const int dims[], int nv, l
     printf("# MPI: %s\n", lib);
     printf("# bytes moved: %lld per exchange (all ranks), %d exchanges, %lld per run\n", bytes,
            exchanges, bytes * exchanges);
+    print_schedule(st);
     printf("%-16s %-6s %14s %14s %9s %10s\n", "variant", "result", "time/iter[s]", "exch/iter[s]",
            "exch%", "exch/iso");
+}
+
+/* What the iso exchange runs (for blocking calls ISO_VERBOSE=1 tells). */
+static void print_schedule(const stencil_t *st)
+{
+    const char *alg, *mode;
+    int rounds, messages;
+    TRY(stencil_iso_schedule(st, &alg, &mode, &rounds, &messages));
+    printf("# iso-persistent runs %s (combined messages: %s): %d rounds, %d messages on rank 0; "
+           "ISO_VERBOSE=1 shows what blocking calls run\n",
+           alg, mode, rounds, messages);
 }
 
 int main(int argc, char **argv)
@@ -258,7 +273,7 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         double iso_exch = 0.0;
-        print_header(&o, size, dims, nv, bytes);
+        print_header(&o, st, size, dims, nv, bytes);
         for (int i = 0; i < nv; i++)
             if (vars[i] == STENCIL_ISO)
                 iso_exch = median(t_exch + i * o.reps, o.reps);

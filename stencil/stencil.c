@@ -405,6 +405,13 @@ static int make_graph(stencil_t *st)
     return rc;
 }
 
+int stencil_iso_schedule(const stencil_t *st, const char **algorithm, const char **combine,
+                         int *rounds, int *messages)
+{
+    long long bytes;
+    return Iso_request_schedule_info(st->iso_req[0], algorithm, combine, rounds, messages, &bytes);
+}
+
 /* Persistent requests for both grid arrays: the current iterate alternates. */
 static int make_requests(stencil_t *st)
 {

@@ -100,6 +100,10 @@ int stencil_variant_parse(const char *name);
  * coordinates in the process grid. */
 const double *stencil_grid(const stencil_t *st);
 void stencil_coords(const stencil_t *st, int coords[]);
+/* What the persistent iso exchange runs (Iso_request_schedule_info of its
+ * request): algorithm, combining mode, rounds and messages. */
+int stencil_iso_schedule(const stencil_t *st, const char **algorithm, const char **combine,
+                         int *rounds, int *messages);
 /* Bytes this process sends in one exchange; its in- and out-degree. */
 long long stencil_exchange_bytes(const stencil_t *st);
 void stencil_degrees(const stencil_t *st, int *indegree, int *outdegree);

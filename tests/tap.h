@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 static long tap_errors; /* local error count since the last tap_result */
 static int tap_reported; /* messages printed by this rank (capped) */
@@ -112,5 +113,18 @@ tap_skip(MPI_Comm comm, const char *why, const char *fmt, ...)
     long total = tap_line_(comm, why, fmt, ap);
     va_end(ap);
     return total;
+}
+
+/* The runner (tests/tap-mpi) runs an ALG:datatype entry with
+ * ISO_ALGORITHM=ALG and ISO_COMBINE=datatype.  Naming a combining algorithm
+ * together with datatype mode is an error for the v and w forms of alltoall
+ * and allgather (datatype mode cannot carry them: tests/t_diagnostics.c),
+ * so tests that run those forms on neighborhoods made from the environment
+ * ask this and run them in pack mode. */
+__attribute__((unused)) static int tap_matrix_vw_needs_pack(void)
+{
+    const char *alg = getenv("ISO_ALGORITHM"), *mode = getenv("ISO_COMBINE");
+    return alg && mode && strcasecmp(mode, "datatype") == 0 &&
+           (strcasecmp(alg, "dimwise") == 0 || strcasecmp(alg, "bruck") == 0);
 }
 #endif

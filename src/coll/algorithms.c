@@ -1,7 +1,9 @@
 /* The algorithm table (one builder each) and the schedule cache.  An
  * unknown name is an error, never a silent fallback. */
 #include "coll/coll.h"
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 const iso_algorithm iso__algorithms[] = {
     {"direct", iso__build_direct, 0},
@@ -10,30 +12,39 @@ const iso_algorithm iso__algorithms[] = {
 };
 const int iso__nalgorithms = (int)(sizeof iso__algorithms / sizeof iso__algorithms[0]);
 
+/* Names are case-insensitive ("Direct" is direct). */
 int iso__algorithm_lookup(const char *name, int *index)
 {
-    if (!strcmp(name, "auto")) {
+    if (!strcasecmp(name, "auto")) {
         *index = ISO_ALG_AUTO;
         return MPI_SUCCESS;
     }
     for (int k = 0; k < iso__nalgorithms; k++)
-        if (!strcmp(name, iso__algorithms[k].name)) {
+        if (!strcasecmp(name, iso__algorithms[k].name)) {
             *index = k;
             return MPI_SUCCESS;
         }
     return iso__error(ISO_ERR_ALGORITHM);
 }
 
+const char *const iso__mode_names[3] = {[ISO_MODE_AUTO] = "auto", [ISO_MODE_PACK] = "pack",
+                                        [ISO_MODE_DATATYPE] = "datatype"};
+
 int iso__mode_lookup(const char *name, iso_msg_mode *mode)
 {
-    static const char *const names[] = {[ISO_MODE_AUTO] = "auto", [ISO_MODE_PACK] = "pack",
-                                        [ISO_MODE_DATATYPE] = "datatype"};
     for (int k = 0; k < 3; k++)
-        if (!strcmp(name, names[k])) {
+        if (!strcasecmp(name, iso__mode_names[k])) {
             *mode = (iso_msg_mode)k;
             return MPI_SUCCESS;
         }
     return iso__error(ISO_ERR_INFO);
+}
+
+void iso__algorithm_names(char *buf, size_t len)
+{
+    int n = snprintf(buf, len, "auto");
+    for (int k = 0; k < iso__nalgorithms && n >= 0 && (size_t)n < len; k++)
+        n += snprintf(buf + n, len - (size_t)n, ", %s", iso__algorithms[k].name);
 }
 
 static int build_new(const iso_nbh *nb, const iso_args *a, int alg, iso_sched **out)

@@ -34,6 +34,9 @@ extern const int iso__nalgorithms;
 int iso__algorithm_lookup(const char *name, int *index);
 /* "auto", "pack", "datatype" -> ISO_MODE_*, or the INFO code. */
 int iso__mode_lookup(const char *name, iso_msg_mode *mode);
+extern const char *const iso__mode_names[3];
+/* "auto, direct, ..." for error messages. */
+void iso__algorithm_names(char *buf, size_t len);
 /* The schedule of algorithm alg for a call: from the cache, or built.
  * Returns a new reference in *out. */
 int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);

@@ -2,6 +2,7 @@
  * select and build a schedule, run it (blocking), start it (nonblocking) or
  * bind it (persistent). */
 #include "coll/coll.h"
+#include <stdio.h>
 
 enum call { BLOCKING, NONBLOCKING, PERSISTENT };
 
@@ -33,7 +34,30 @@ static int first_deferred(const iso_sched *s)
     return k < end ? k : end;
 }
 
-static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_request *request)
+/* ISO_VERBOSE: rank 0 of comm says once per neighborhood what runs for a
+ * collective family (algorithm and mode), with rank 0's figures. */
+static void report_choice(const char *fn, MPI_Comm comm, iso_nbh *nb, iso_coll coll,
+                          int requested, int alg, iso_msg_mode mode, const iso_sched *sched)
+{
+    int rank = 0, rounds, messages;
+    long long hops;
+    unsigned char *done = &nb->reported[coll][alg][mode];
+    if (*done)
+        return;
+    *done = 1;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    iso__sched_stats(sched, &rounds, &messages, &hops);
+    fprintf(stderr,
+            "isocoll: %s: s=%d: %s %s%s%s: %d rounds, %d messages, %lld block hops on rank 0\n",
+            fn, nb->s, requested == ISO_ALG_AUTO ? "auto chose" : "runs",
+            iso__algorithms[alg].name, iso__algorithms[alg].shared ? ", mode " : "",
+            iso__algorithms[alg].shared ? iso__mode_names[mode] : "", rounds, messages, hops);
+}
+
+/* fn: the public function, named in error messages. */
+static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_request *request,
+               const char *fn)
 {
     iso_state *st;
     iso_sched *sched = NULL;
@@ -43,11 +67,11 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
 
     if (call != BLOCKING) {
         if (request == NULL)
-            return iso__raise(comm, iso__error(ISO_ERR_REQUEST));
+            return iso__raise_in(fn, comm, iso__error(ISO_ERR_REQUEST));
         *request = ISO_REQUEST_NULL;
     }
     if ((err = iso__state_get(comm, 1, &st)) != MPI_SUCCESS)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
     requested = st->nbh->algorithm;
     mode = st->nbh->mode;
     err = iso__args_validate(a, st->nbh);
@@ -56,11 +80,11 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
     if (call == PERSISTENT && iso__args_irregular(a))
         err = iso__args_agree(st->priv, st->nbh, a, err);
     if (err != MPI_SUCCESS)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
     if ((err = iso__algorithm_select(st->nbh, a, requested, mode, call == PERSISTENT, &alg,
                                      &chosen)) != MPI_SUCCESS ||
         (err = iso__schedule_get(st->nbh, a, alg, &sched)) != MPI_SUCCESS)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
 
     /* Whatever is used after the call returns must outlive the user's
      * datatypes and arrays: per-call schedules hold their types, shared
@@ -70,10 +94,12 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
         err = iso__sched_retain_types(sched, call == PERSISTENT ? 0 : first_deferred(sched));
     if (err == MPI_SUCCESS)
         err = iso__sched_request(st->priv, comm, sched, a, st->nbh->s, call != BLOCKING && shared,
-                                 call == PERSISTENT, chosen, &r);
+                                 call == PERSISTENT, chosen, iso__algorithms[alg].name, &r);
+    if (err == MPI_SUCCESS && st->nbh->verbose)
+        report_choice(fn, comm, st->nbh, a->coll, requested, alg, chosen, sched);
     iso__sched_release(sched);
     if (err != MPI_SUCCESS)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
 
     if (call == PERSISTENT) {
         *request = r;
@@ -87,7 +113,7 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
     if (err == MPI_SUCCESS)
         err = iso__request_wait(r);
     iso__request_destroy(r);
-    return iso__raise(comm, err);
+    return iso__raise_in(fn, comm, err);
 }
 
 /* ---- entry points: alltoall ------------------------------------------------ */
@@ -96,7 +122,7 @@ int Iso_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm)
 {
     iso_args a = A2A(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -104,7 +130,7 @@ int Iso_ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            Iso_request *request)
 {
     iso_args a = A2A(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -112,7 +138,7 @@ int Iso_neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype 
                                MPI_Comm isocomm, MPI_Info info, Iso_request *request)
 {
     iso_args a = A2A(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 int Iso_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -121,7 +147,7 @@ int Iso_neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 {
     iso_args a = A2AV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                       recvtype);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -131,7 +157,7 @@ int Iso_ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 {
     iso_args a = A2AV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                       recvtype);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -141,7 +167,7 @@ int Iso_neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], con
 {
     iso_args a = A2AV(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                       recvtype);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 int Iso_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -151,7 +177,7 @@ int Iso_neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 {
     iso_args a = A2AW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                       recvtypes);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -161,7 +187,7 @@ int Iso_ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 {
     iso_args a = A2AW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                       recvtypes);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
@@ -172,7 +198,7 @@ int Iso_neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
 {
     iso_args a = A2AW(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                       recvtypes);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 /* ---- entry points: allgather ---------------------------------------------- */
@@ -181,7 +207,7 @@ int Iso_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm isocomm)
 {
     iso_args a = AG(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -189,7 +215,7 @@ int Iso_ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             Iso_request *request)
 {
     iso_args a = AG(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -197,7 +223,7 @@ int Iso_neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype
                                 MPI_Comm isocomm, MPI_Info info, Iso_request *request)
 {
     iso_args a = AG(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 int Iso_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -205,7 +231,7 @@ int Iso_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
                             MPI_Datatype recvtype, MPI_Comm isocomm)
 {
     iso_args a = AGV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -213,7 +239,7 @@ int Iso_ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              MPI_Datatype recvtype, MPI_Comm isocomm, Iso_request *request)
 {
     iso_args a = AGV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -222,7 +248,7 @@ int Iso_neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatyp
                                  Iso_request *request)
 {
     iso_args a = AGV(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 int Iso_neighbor_allgatherw(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -230,7 +256,7 @@ int Iso_neighbor_allgatherw(const void *sendbuf, int sendcount, MPI_Datatype sen
                             const MPI_Datatype recvtypes[], MPI_Comm isocomm)
 {
     iso_args a = AGW(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtypes);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_allgatherw(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -239,7 +265,7 @@ int Iso_ineighbor_allgatherw(const void *sendbuf, int sendcount, MPI_Datatype se
                              Iso_request *request)
 {
     iso_args a = AGW(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtypes);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_allgatherw_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -248,7 +274,7 @@ int Iso_neighbor_allgatherw_init(const void *sendbuf, int sendcount, MPI_Datatyp
                                  Iso_request *request)
 {
     iso_args a = AGW(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtypes);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 /* ---- entry points: reductions --------------------------------------------- */
@@ -257,21 +283,21 @@ int Iso_neighbor_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datat
                         MPI_Op op, MPI_Comm isocomm)
 {
     iso_args a = RED(sendbuf, recvbuf, count, datatype, op);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm isocomm, Iso_request *request)
 {
     iso_args a = RED(sendbuf, recvbuf, count, datatype, op);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm isocomm, MPI_Info info, Iso_request *request)
 {
     iso_args a = RED(sendbuf, recvbuf, count, datatype, op);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }
 
 int Iso_neighbor_scatter_reduce(const void *sendbuf, const int sendcounts[],
@@ -280,7 +306,7 @@ int Iso_neighbor_scatter_reduce(const void *sendbuf, const int sendcounts[],
                                 MPI_Comm isocomm)
 {
     iso_args a = SRED(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, count, datatype, op);
-    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL);
+    return run(&a, isocomm, BLOCKING, MPI_INFO_NULL, NULL, __func__);
 }
 
 int Iso_ineighbor_scatter_reduce(const void *sendbuf, const int sendcounts[],
@@ -289,7 +315,7 @@ int Iso_ineighbor_scatter_reduce(const void *sendbuf, const int sendcounts[],
                                  MPI_Comm isocomm, Iso_request *request)
 {
     iso_args a = SRED(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, count, datatype, op);
-    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request);
+    return run(&a, isocomm, NONBLOCKING, MPI_INFO_NULL, request, __func__);
 }
 
 int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int sendcounts[],
@@ -298,5 +324,5 @@ int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int sendcounts[]
                                      MPI_Comm isocomm, MPI_Info info, Iso_request *request)
 {
     iso_args a = SRED(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, count, datatype, op);
-    return run(&a, isocomm, PERSISTENT, info, request);
+    return run(&a, isocomm, PERSISTENT, info, request, __func__);
 }

@@ -2,6 +2,7 @@
  * the environment for what info does not set), the optional isomorphism
  * check, and the attachment (topo/neighborhood.c). */
 #include "coll/coll.h"
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,54 +10,82 @@
 typedef struct {
     int *algorithm;
     iso_msg_mode *mode;
-    int *verify; /* NULL: the key is not accepted here */
+    int *verify;     /* NULL: the key is not accepted here */
+    int *verbose;    /* ISO_VERBOSE (environment only) */
+    const char *env; /* the environment variable being read, NULL: info */
 } options_t;
 
+/* One key; errors say where the value came from and what is accepted. */
 static int option(void *ctx, const char *key, const char *value)
 {
     options_t *o = ctx;
-    if (!strcmp(key, "iso_algorithm"))
-        return iso__algorithm_lookup(value, o->algorithm);
-    if (!strcmp(key, "iso_combine"))
-        return iso__mode_lookup(value, o->mode);
-    if (!strcmp(key, "iso_verify") && o->verify)
-        return iso__parse_bool(value, o->verify);
-    return iso__error(ISO_ERR_INFO);
+    char where[64], names[128];
+    if (o->env)
+        snprintf(where, sizeof where, "environment %s", o->env);
+    else
+        snprintf(where, sizeof where, "info %s", key);
+    if (!strcmp(key, "iso_algorithm")) {
+        if (iso__algorithm_lookup(value, o->algorithm) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        iso__algorithm_names(names, sizeof names);
+        return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
+    }
+    if (!strcmp(key, "iso_combine")) {
+        if (iso__mode_lookup(value, o->mode) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (auto, pack, datatype)", where, value);
+    }
+    if ((!strcmp(key, "iso_verify") && o->verify) || (!strcmp(key, "verbose") && o->verbose)) {
+        int *flag = !strcmp(key, "verbose") ? o->verbose : o->verify;
+        if (iso__parse_bool(value, flag) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
+                                            "on, off, 1, 0)", where, value);
+    }
+    return iso__error_msg(ISO_ERR_INFO, "unknown info key %s (here: iso_algorithm, iso_combine%s)",
+                          key, o->verify ? ", iso_verify" : "");
 }
 
 int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode)
 {
-    options_t o = {algorithm, mode, NULL};
+    options_t o = {algorithm, mode, NULL, NULL, NULL};
     return iso__info_each(info, option, &o);
 }
 
-/* Defaults from the environment: ISO_ALGORITHM, ISO_COMBINE, ISO_VERIFY. */
+/* Defaults from the environment: ISO_ALGORITHM, ISO_COMBINE, ISO_VERIFY,
+ * and ISO_VERBOSE, which has no info key. */
 static int env_defaults(options_t *o)
 {
     static const char *const keys[][2] = {{"ISO_ALGORITHM", "iso_algorithm"},
                                           {"ISO_COMBINE", "iso_combine"},
-                                          {"ISO_VERIFY", "iso_verify"}};
+                                          {"ISO_VERIFY", "iso_verify"},
+                                          {"ISO_VERBOSE", "verbose"}};
     int err = MPI_SUCCESS;
     *o->algorithm = ISO_ALG_AUTO;
     *o->mode = ISO_MODE_AUTO;
-    *o->verify = 0;
+    *o->verify = *o->verbose = 0;
     for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !err; k++) {
         const char *v = getenv(keys[k][0]);
+        o->env = keys[k][0];
         if (v && *v)
             err = option(o, keys[k][1], v);
     }
+    o->env = NULL;
     return err;
 }
 
 /* One allreduce: every process must have the same d, s, offsets, algorithm
- * and message mode.  MAX over (x, -x) gives max and -min at once. */
+ * and message mode; it also carries this process's argument error (err),
+ * as a library error number or MPI class (the same on every process, unlike
+ * codes), so a bad argument on one process fails the call on all.  MAX over
+ * (x, -x) gives max and -min at once. */
 static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int algorithm,
-                             iso_msg_mode mode)
+                             iso_msg_mode mode, int err)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    long long v[8], r[8];
-    int err;
-    for (size_t i = 0; i < (size_t)s * (size_t)d; i++) {
+    long long v[10], r[10];
+    int rc;
+    for (size_t i = 0; err == MPI_SUCCESS && i < (size_t)s * (size_t)d; i++) {
         h ^= (uint32_t)rel[i];
         h *= 1099511628211ull;
     }
@@ -66,39 +95,88 @@ static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int al
     v[3] = 4LL * algorithm + (long long)mode;
     for (int k = 0; k < 4; k++)
         v[4 + k] = -v[k];
-    if ((err = MPI_Allreduce(v, r, 8, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
+    v[8] = err != MPI_SUCCESS ? (long long)iso__error_which(err) : 0;
+    v[9] = 0;
+    if (err != MPI_SUCCESS && v[8] == ISO_ERR_NONE) { /* one of MPI's own */
+        int cls = MPI_ERR_OTHER;
+        MPI_Error_class(err, &cls);
+        v[9] = cls;
+    }
+    if ((rc = MPI_Allreduce(v, r, 10, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
+        return rc;
+    if (err != MPI_SUCCESS)
         return err;
+    if (r[8] > 0)
+        return iso__error_msg((Iso_error)r[8], "invalid arguments on another process");
+    if (r[9] > 0)
+        return (int)r[9];
     if (r[0] != -r[4])
-        return iso__error(ISO_ERR_DIMS);
+        return iso__error_msg(ISO_ERR_DIMS, "processes have Cartesian communicators of "
+                                            "different dimensions (iso_verify)");
     if (r[1] != -r[5] || r[2] != -r[6])
-        return iso__error(ISO_ERR_NOT_ISOMORPHIC);
+        return iso__error_msg(ISO_ERR_NOT_ISOMORPHIC, "processes passed different %s "
+                                                      "(iso_verify)",
+                              r[1] != -r[5] ? "s" : "offsets");
     if (r[3] != -r[7])
-        return iso__error(ISO_ERR_ALGORITHM);
+        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms or "
+                                                 "iso_combine modes (iso_verify)");
     return MPI_SUCCESS;
 }
 
-static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm *isocomm)
+/* The local checks of a creation. */
+static int check_args(int s, const int *rel, const MPI_Comm *isocomm, int d)
 {
-    int d = 0, algorithm, verify, err;
-    iso_msg_mode mode;
-    options_t o = {&algorithm, &mode, &verify};
-
-    if ((err = iso__cart_check(cart)) != MPI_SUCCESS)
-        return err;
-    if (s < 0 || isocomm == NULL)
-        return iso__error(ISO_ERR_ARG);
-    if ((err = MPI_Cartdim_get(cart, &d)) != MPI_SUCCESS)
-        return err;
+    if (s < 0)
+        return iso__error_msg(ISO_ERR_ARG, "s = %d is negative", s);
+    if (isocomm == NULL)
+        return iso__error_msg(ISO_ERR_ARG, "isocomm is NULL");
     if (s > 0 && d > 0 && rel == NULL)
-        return iso__error(ISO_ERR_ARG);
+        return iso__error_msg(ISO_ERR_ARG, "relative_coordinates is NULL");
     for (size_t k = 0; k < (size_t)s * (size_t)d; k++)
         if (rel[k] <= -ISO_MAX_OFFSET || rel[k] >= ISO_MAX_OFFSET)
-            return iso__error(ISO_ERR_ARG);
-    if ((err = env_defaults(&o)) != MPI_SUCCESS || (err = iso__info_each(info, option, &o)))
+            return iso__error_msg(ISO_ERR_ARG, "offset %zu, coordinate %zu is %d: |c| < 2^30",
+                                  k / (size_t)d, k % (size_t)d, rel[k]);
+    return MPI_SUCCESS;
+}
+
+/* Is verification asked for (ISO_VERIFY, then info iso_verify)?  Read on its
+ * own, so that it is known even when another key is bad. */
+static int verify_wanted(MPI_Info info)
+{
+    const char *env = getenv("ISO_VERIFY");
+    char value[MPI_MAX_INFO_VAL + 1];
+    int verify = 0, flag = 0;
+    if (env && *env && iso__parse_bool(env, &verify) != MPI_SUCCESS)
+        verify = 0;
+    if (info != MPI_INFO_NULL && MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value,
+                                              &flag) == MPI_SUCCESS && flag &&
+        iso__parse_bool(value, &flag) == MPI_SUCCESS)
+        verify = flag;
+    return verify;
+}
+
+/* Without verification, a process whose arguments are bad returns its error
+ * at once and the others go on (an erroneous MPI program: they may wait for
+ * it); with verification on every process, every process fails alike. */
+static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm *isocomm)
+{
+    int d = 0, algorithm = ISO_ALG_AUTO, verify = 0, verbose = 0, err;
+    iso_msg_mode mode = ISO_MODE_AUTO;
+    options_t o = {&algorithm, &mode, &verify, &verbose, NULL};
+
+    if ((err = iso__cart_check(cart)) != MPI_SUCCESS ||
+        (err = MPI_Cartdim_get(cart, &d)) != MPI_SUCCESS)
+        return err; /* no communicator to agree on */
+    err = check_args(s, rel, isocomm, d);
+    if (err == MPI_SUCCESS && (err = env_defaults(&o)) == MPI_SUCCESS)
+        err = iso__info_each(info, option, &o);
+    if (err != MPI_SUCCESS)
+        verify = verify_wanted(info);
+    if (verify && (err = verify_isomorphic(cart, d, s, rel, algorithm, mode, err)) != MPI_SUCCESS)
         return err;
-    if (verify && (err = verify_isomorphic(cart, d, s, rel, algorithm, mode)) != MPI_SUCCESS)
+    if (err != MPI_SUCCESS)
         return err;
-    if ((err = iso__nbh_attach(cart, s, rel, algorithm, mode)) != MPI_SUCCESS)
+    if ((err = iso__nbh_attach(cart, s, rel, algorithm, mode, verbose)) != MPI_SUCCESS)
         return err;
     *isocomm = cart;
     return MPI_SUCCESS;
@@ -113,6 +191,5 @@ int Iso_neighborhood_create_with_info(MPI_Comm cartcomm, int s, const int relati
 int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordinates[],
                             MPI_Comm *isocomm)
 {
-    return Iso_neighborhood_create_with_info(cartcomm, s, relative_coordinates, MPI_INFO_NULL,
-                                             isocomm);
+    return iso__raise(cartcomm, create(cartcomm, s, relative_coordinates, MPI_INFO_NULL, isocomm));
 }

@@ -3,6 +3,7 @@
 #include "coll/coll.h"
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algorithm,
                       int *rounds, int *messages, long long *block_hops)
@@ -17,16 +18,22 @@ int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algo
     iso_side dbl = iso__side_strided(1, MPI_DOUBLE);
 
     if (!collective || !algorithm || !rounds || !messages || !block_hops)
-        return iso__raise(isocomm, iso__error(ISO_ERR_ARG));
+        return iso__raise(isocomm, iso__error_msg(ISO_ERR_ARG, "an argument is NULL"));
     if ((err = iso__state_get(isocomm, 0, &st)) != MPI_SUCCESS)
         return iso__raise(isocomm, err);
     for (int k = 0; k < ISO_NCOLL; k++)
-        if (!strcmp(collective, iso__coll_names[k]))
+        if (!strcasecmp(collective, iso__coll_names[k]))
             coll = k;
     if (coll < 0)
-        return iso__raise(isocomm, iso__error(ISO_ERR_ARG));
-    if ((err = iso__algorithm_lookup(algorithm, &requested)) != MPI_SUCCESS)
-        return iso__raise(isocomm, err);
+        return iso__raise(isocomm, iso__error_msg(ISO_ERR_ARG, "collective \"%s\" (alltoall, "
+                                                               "allgather, reduce, "
+                                                               "scatter_reduce)", collective));
+    if (iso__algorithm_lookup(algorithm, &requested) != MPI_SUCCESS) {
+        char names[128];
+        iso__algorithm_names(names, sizeof names);
+        return iso__raise(isocomm, iso__error_msg(ISO_ERR_ALGORITHM, "algorithm \"%s\" (%s)",
+                                                  algorithm, names));
+    }
     /* the figures for one MPI_DOUBLE per block */
     s = st->nbh->s;
     ones = malloc(sizeof(int) * (size_t)(s + 1));
@@ -69,3 +76,15 @@ fn_exit:
     return iso__raise(isocomm, err);
 }
 
+
+int Iso_request_schedule_info(Iso_request request, const char **algorithm, const char **combine,
+                              int *rounds, int *messages, long long *bytes)
+{
+    MPI_Comm comm = request ? request->comm : MPI_COMM_WORLD;
+    if (request == ISO_REQUEST_NULL)
+        return iso__raise(comm, iso__error_msg(ISO_ERR_REQUEST, "request is ISO_REQUEST_NULL"));
+    if (!algorithm || !combine || !rounds || !messages || !bytes)
+        return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
+    return iso__raise(comm, iso__sched_request_describe(request, algorithm, combine, rounds,
+                                                        messages, bytes));
+}

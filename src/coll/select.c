@@ -24,20 +24,30 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
     return 1;
 }
 
-/* The message mode for combining schedule s: the requested one where
- * possible, else the cheaper by the cost model. */
-static iso_msg_mode choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode,
-                                int persistent)
+/* The message mode for combining schedule s: the requested one, or under
+ * auto the cheaper by the cost model.  An explicit mode that cannot carry
+ * these blocks is an error (only auto chooses), unless the schedule
+ * combines no messages at all (s = 0). */
+static int choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode, int persistent,
+                       iso_msg_mode *chosen)
 {
     double bytes;
-    if (!iso__datatype_possible(a) || mode == ISO_MODE_PACK)
-        return ISO_MODE_PACK;
-    if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
-        return ISO_MODE_DATATYPE;
-    return iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
-                   iso__cost(s, bytes, ISO_MODE_PACK, persistent)
-               ? ISO_MODE_DATATYPE
-               : ISO_MODE_PACK;
+    /* structural: every process has the same struct_msgs, so all agree */
+    if (mode == ISO_MODE_DATATYPE && !iso__datatype_possible(a) && s->struct_msgs > 0)
+        return iso__error_msg(ISO_ERR_ALGORITHM,
+                              "iso_combine=datatype cannot combine the v and w forms of "
+                              "alltoall and allgather (processes that forward a block do not "
+                              "know its size): use pack, auto or direct");
+    if (mode == ISO_MODE_PACK || !iso__datatype_possible(a))
+        *chosen = ISO_MODE_PACK;
+    else if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
+        *chosen = ISO_MODE_DATATYPE;
+    else
+        *chosen = iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
+                          iso__cost(s, bytes, ISO_MODE_PACK, persistent)
+                      ? ISO_MODE_DATATYPE
+                      : ISO_MODE_PACK;
+    return MPI_SUCCESS;
 }
 
 int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
@@ -49,15 +59,15 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
         iso_sched *s;
         int err;
         if (requested < 0 || requested >= iso__nalgorithms)
-            return iso__error(ISO_ERR_ALGORITHM);
+            return iso__error_msg(ISO_ERR_ALGORITHM, "algorithm index %d", requested);
         *index = requested;
         if (!iso__algorithms[requested].shared)
             return MPI_SUCCESS; /* direct: no combined messages */
         if ((err = iso__schedule_get(nb, a, requested, &s)) != MPI_SUCCESS)
             return err;
-        *chosen = choose_mode(s, a, mode, persistent);
+        err = choose_mode(s, a, mode, persistent, chosen);
         iso__sched_release(s);
-        return MPI_SUCCESS;
+        return err;
     }
     *index = 0; /* direct */
     /* The v and w forms have per-process counts: processes could disagree
@@ -74,7 +84,10 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             continue;
         if (iso__schedule_get(nb, a, k, &s) != MPI_SUCCESS)
             continue; /* cannot build it: not a candidate */
-        m = choose_mode(s, a, mode, persistent);
+        if (choose_mode(s, a, mode, persistent, &m) != MPI_SUCCESS) {
+            iso__sched_release(s);
+            continue; /* cannot run in the requested mode: not a candidate */
+        }
         c = iso__cost(s, bytes, m, persistent);
         iso__sched_release(s);
         if (c < best) {

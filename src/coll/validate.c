@@ -4,57 +4,62 @@
  * so that a bad argument on one process fails the call on all. */
 #include "coll/coll.h"
 
-/* Checks the blocks that will move (those whose peer exists). */
-static int check_side(iso_side *sd, int s, const int *peers)
+/* Checks the blocks of one side (name: "send" or "recv") that will move
+ * (those whose peer exists). */
+static int check_side(iso_side *sd, const char *name, int s, const int *peers)
 {
+    MPI_Aint lb;
     if (sd->layout == ISO_LAYOUT_W) {
         if (s > 0 && (sd->counts == NULL || sd->adispls == NULL || sd->types == NULL))
-            return iso__error(ISO_ERR_ARG);
+            return iso__error_msg(ISO_ERR_ARG, "%scounts, %s displacements or %stypes is NULL",
+                                  name, name, name);
         for (int i = 0; i < s; i++) {
             if (peers[i] == MPI_PROC_NULL)
                 continue;
             if (sd->counts[i] < 0)
-                return iso__error(ISO_ERR_COUNT);
+                return iso__error_msg(ISO_ERR_COUNT, "%scounts[%d] = %d", name, i, sd->counts[i]);
             if (sd->types[i] == MPI_DATATYPE_NULL)
-                return iso__error(ISO_ERR_TYPE);
+                return iso__error_msg(ISO_ERR_TYPE, "%stypes[%d] is MPI_DATATYPE_NULL", name, i);
         }
         return MPI_SUCCESS;
     }
     if (sd->type == MPI_DATATYPE_NULL)
-        return iso__error(ISO_ERR_TYPE);
+        return iso__error_msg(ISO_ERR_TYPE, "%stype is MPI_DATATYPE_NULL", name);
     if (sd->layout == ISO_LAYOUT_V) {
         if (s > 0 && (sd->counts == NULL || sd->idispls == NULL))
-            return iso__error(ISO_ERR_ARG);
+            return iso__error_msg(ISO_ERR_ARG, "%scounts or %s displacements is NULL", name, name);
         for (int i = 0; i < s; i++)
             if (peers[i] != MPI_PROC_NULL && sd->counts[i] < 0)
-                return iso__error(ISO_ERR_COUNT);
+                return iso__error_msg(ISO_ERR_COUNT, "%scounts[%d] = %d", name, i, sd->counts[i]);
     } else if (sd->count < 0) {
-        return iso__error(ISO_ERR_COUNT);
+        return iso__error_msg(ISO_ERR_COUNT, "%scount = %d", name, sd->count);
     }
-    {
-        MPI_Aint lb;
-        if (MPI_Type_get_extent(sd->type, &lb, &sd->extent) != MPI_SUCCESS)
-            return iso__error(ISO_ERR_TYPE);
-    }
+    if (MPI_Type_get_extent(sd->type, &lb, &sd->extent) != MPI_SUCCESS)
+        return iso__error_msg(ISO_ERR_TYPE, "%stype is not a valid datatype", name);
     return MPI_SUCCESS;
 }
 
 static int check_reduction(const iso_args *a, const iso_nbh *nb)
 {
     int commute = 0, size, vsize;
-    if (a->op == MPI_OP_NULL || MPI_Op_commutative(a->op, &commute) != MPI_SUCCESS || !commute)
-        return iso__error(ISO_ERR_OP);
+    if (a->op == MPI_OP_NULL || MPI_Op_commutative(a->op, &commute) != MPI_SUCCESS)
+        return iso__error_msg(ISO_ERR_OP, "op is MPI_OP_NULL or not an operation");
+    if (!commute)
+        return iso__error_msg(ISO_ERR_OP, "op is not commutative");
     if (a->coll != ISO_SCATTER_REDUCE)
         return MPI_SUCCESS;
     /* each vector must carry count x datatype */
-    MPI_Type_size(a->recv.type, &size);
+    if (MPI_Type_size(a->recv.type, &size) != MPI_SUCCESS)
+        return iso__error_msg(ISO_ERR_TYPE, "datatype is not a valid datatype");
     for (int i = 0; i < nb->s; i++) {
         if (nb->targets[i] == MPI_PROC_NULL)
             continue;
         if (MPI_Type_size(a->send.types[i], &vsize) != MPI_SUCCESS)
-            return iso__error(ISO_ERR_TYPE);
+            return iso__error_msg(ISO_ERR_TYPE, "sendtypes[%d] is not a valid datatype", i);
         if ((long long)vsize * a->send.counts[i] != (long long)size * a->recv.count)
-            return iso__error(ISO_ERR_COUNT);
+            return iso__error_msg(ISO_ERR_COUNT, "vector %d has %lld bytes, count x datatype %lld",
+                                  i, (long long)vsize * a->send.counts[i],
+                                  (long long)size * a->recv.count);
     }
     return MPI_SUCCESS;
 }
@@ -63,9 +68,9 @@ int iso__args_validate(iso_args *a, const iso_nbh *nb)
 {
     int e;
     if (a->sendbuf == MPI_IN_PLACE || a->recvbuf == MPI_IN_PLACE)
-        return iso__error(ISO_ERR_ARG);
-    if ((e = check_side(&a->send, nb->s, nb->targets)) != MPI_SUCCESS ||
-        (e = check_side(&a->recv, nb->s, nb->sources)) != MPI_SUCCESS)
+        return iso__error_msg(ISO_ERR_ARG, "MPI_IN_PLACE is not supported");
+    if ((e = check_side(&a->send, "send", nb->s, nb->targets)) != MPI_SUCCESS ||
+        (e = check_side(&a->recv, "recv", nb->s, nb->sources)) != MPI_SUCCESS)
         return e;
     if (iso__is_reduction(a->coll))
         return check_reduction(a, nb);
@@ -84,13 +89,14 @@ int iso__args_irregular(const iso_args *a)
  * model (the largest over processes of the mean bytes per block sent), so
  * that auto can combine them.  One allreduce on the private communicator:
  * an _init call is collective.  Every process takes part even when its own
- * arguments are bad (e: its error code, or MPI_SUCCESS), and then every process
- * gets the error, so a bad argument on one process cannot leave the others
- * waiting. */
+ * arguments are bad (e: its error code, or MPI_SUCCESS), and then every
+ * process fails, so a bad argument on one process cannot leave the others
+ * waiting.  What travels is the library error number or MPI's error class,
+ * which mean the same on every process (codes do not). */
 int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
 {
-    double v[2] = {0.0, 0.0}, r[2];
-    int n = 0;
+    double v[3] = {0.0, 0.0, 0.0}, r[3];
+    int n = 0, err;
     for (int i = 0; i < nb->s && e == MPI_SUCCESS; i++) {
         iso_loc l;
         int size;
@@ -98,17 +104,27 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
             continue;
         l = iso__block(&a->send, ISO_BUF_SEND, i);
         if (MPI_Type_size(l.type, &size) != MPI_SUCCESS) {
-            e = iso__error(ISO_ERR_TYPE); /* and still join the allreduce */
-            break;
+            e = iso__error_msg(ISO_ERR_TYPE, "send block %d: not a valid datatype", i);
+            break; /* and still join the allreduce */
         }
         v[0] += (double)size * l.count;
         n++;
     }
     v[0] = n > 0 ? v[0] / n : 0.0;
-    v[1] = (double)e;
-    if (MPI_Allreduce(v, r, 2, MPI_DOUBLE, MPI_MAX, priv->comm) != MPI_SUCCESS)
-        return iso__error(ISO_ERR_INTERN);
+    if (e != MPI_SUCCESS) {
+        Iso_error lib = iso__error_which(e);
+        int cls = MPI_ERR_OTHER;
+        if (lib == ISO_ERR_NONE)
+            MPI_Error_class(e, &cls);
+        v[1] = lib != ISO_ERR_NONE ? (double)lib : 0.0;
+        v[2] = lib == ISO_ERR_NONE ? (double)cls : 0.0;
+    }
+    if ((err = MPI_Allreduce(v, r, 3, MPI_DOUBLE, MPI_MAX, priv->comm)) != MPI_SUCCESS)
+        return err;
     a->agreed_bytes = r[0];
-    return (int)r[1]; /* an MPI code: small, exact in a double */
+    if (e != MPI_SUCCESS) /* our own error, with its own message */
+        return e;
+    if (r[1] > 0)
+        return iso__error_msg((Iso_error)(int)r[1], "invalid arguments on another process");
+    return (int)r[2]; /* MPI's class (a valid code), or MPI_SUCCESS */
 }
-

@@ -1,5 +1,6 @@
 /* core: what every layer of isocoll uses (DESIGN.md, "Layers").
  *   errors.c    the library's error classes and how errors are raised
+ *   mpilib.c    the MPI library isocoll was built for
  *   memory.c    growing arrays
  *   datatype.c  small facts about MPI datatypes
  *   info.c      info keys and environment values
@@ -22,9 +23,29 @@
 /* ---- errors (errors.c) ---------------------------------------------------- */
 /* The MPI error code of library error e (registers the classes on first use). */
 int iso__error(Iso_error e);
+/* The same with the cause in its string: "isocoll: <class text>: <fmt...>".
+ * Say what was wrong and where it came from, e.g. "environment
+ * ISO_ALGORITHM=\"fast\" (auto, direct, dimwise, bruck)". */
+int iso__error_msg(Iso_error e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports err (an MPI code, MPI_SUCCESS does nothing) through comm's error
- * handler (MPI_COMM_WORLD's if comm is MPI_COMM_NULL) and returns it. */
-int iso__raise(MPI_Comm comm, int err);
+ * handler (MPI_COMM_WORLD's if comm is MPI_COMM_NULL) and returns it; a
+ * library error's string then names the public function.  Call it in the
+ * public function itself (iso__raise names it with __func__); helpers that
+ * raise for several public functions take their name and call
+ * iso__raise_in. */
+int iso__raise_in(const char *function, MPI_Comm comm, int err);
+/* Which library error an MPI code belongs to (ISO_ERR_NONE: MPI_SUCCESS or
+ * one of MPI's own).  Codes are per process (MPI_Add_error_code), library
+ * error numbers are the same everywhere: send these to other processes. */
+Iso_error iso__error_which(int err);
+#define iso__raise(comm, err) iso__raise_in(__func__, (comm), (err))
+
+/* ---- the MPI library (mpilib.c) -------------------------------------------- */
+/* Aborts with a clear message, once, if the program does not run with the
+ * MPI library isocoll was compiled for (MPICH or Open MPI). */
+void iso__mpi_library_check(void);
+/* Does MPI_Get_library_version's text name that library? */
+int iso__mpi_library_matches(const char *version);
 
 /* ---- memory (memory.c) ---------------------------------------------------- */
 /* Grows *arr (elements of elem bytes, capacity *cap) to hold at least n
@@ -47,7 +68,8 @@ int iso__type_check(MPI_Datatype t);
  * MPI_INFO_NULL has no keys. */
 typedef int (*iso_info_handler)(void *ctx, const char *key, const char *value);
 int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx);
-/* "true"/"1" -> 1, "false"/"0" -> 0 (case-insensitive); else the INFO code. */
+/* true/yes/on/1 -> 1, false/no/off/0 -> 0 (case-insensitive, as every
+ * name the library accepts); else the INFO code. */
 int iso__parse_bool(const char *value, int *out);
 
 /* ---- at MPI_Finalize (finalize.c) ------------------------------------------ */

@@ -22,7 +22,7 @@ int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx)
         if ((err = MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag)) != MPI_SUCCESS)
             return err;
         if (!flag)
-            return iso__error(ISO_ERR_INFO);
+            return iso__error_msg(ISO_ERR_INFO, "info key %s has no value", key);
         if ((err = handler(ctx, key, value)) != MPI_SUCCESS)
             return err;
     }
@@ -31,11 +31,17 @@ int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx)
 
 int iso__parse_bool(const char *value, int *out)
 {
-    if (!strcasecmp(value, "true") || !strcmp(value, "1"))
-        *out = 1;
-    else if (!strcasecmp(value, "false") || !strcmp(value, "0"))
-        *out = 0;
-    else
-        return iso__error(ISO_ERR_INFO);
-    return MPI_SUCCESS;
+    static const char *const yes[] = {"true", "yes", "on", "1"};
+    static const char *const no[] = {"false", "no", "off", "0"};
+    for (int k = 0; k < 4; k++) {
+        if (!strcasecmp(value, yes[k])) {
+            *out = 1;
+            return MPI_SUCCESS;
+        }
+        if (!strcasecmp(value, no[k])) {
+            *out = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    return iso__error(ISO_ERR_INFO);
 }

@@ -11,8 +11,10 @@ static int cache_keyval = MPI_KEYVAL_INVALID;
 /* A private communicator made by MPI_Comm_idup, or by MPI_Comm_dup. */
 static int priv_make(MPI_Comm comm, int nonblocking, iso_priv **out)
 {
-    iso_priv *p = calloc(1, sizeof *p);
+    iso_priv *p;
     int *ub, flag = 0, err;
+    iso__mpi_library_check(); /* before any handle is used */
+    p = calloc(1, sizeof *p);
     *out = NULL;
     if (p == NULL)
         return iso__error(ISO_ERR_NOMEM);

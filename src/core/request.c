@@ -98,9 +98,9 @@ void iso__request_destroy(struct iso_request_s *r)
 
 /* ---- public -------------------------------------------------------------- */
 
-static int request_error(MPI_Comm comm)
+static int request_error(const char *fn, MPI_Comm comm, const char *what)
 {
-    return iso__raise(comm, iso__error(ISO_ERR_REQUEST));
+    return iso__raise_in(fn, comm, iso__error_msg(ISO_ERR_REQUEST, "%s", what));
 }
 
 static MPI_Comm req_comm(const Iso_request *request)
@@ -112,15 +112,18 @@ int Iso_start(Iso_request *request)
 {
     struct iso_request_s *r;
     if (request == NULL || *request == NULL)
-        return request_error(MPI_COMM_WORLD);
+        return request_error(__func__, MPI_COMM_WORLD,
+                             request ? "*request is ISO_REQUEST_NULL" : "request is NULL");
     r = *request;
-    if (!r->persistent || r->active)
-        return request_error(r->comm);
+    if (!r->persistent)
+        return request_error(__func__, r->comm, "not a persistent request");
+    if (r->active)
+        return request_error(__func__, r->comm, "the request is active (started, not completed)");
     return iso__raise(r->comm, iso__request_start(r));
 }
 
 /* After completion: a nonblocking request is freed, a persistent one stays. */
-static int retire(Iso_request *request)
+static int retire(const char *fn, Iso_request *request)
 {
     struct iso_request_s *r = *request;
     int err = r->err;
@@ -129,23 +132,24 @@ static int retire(Iso_request *request)
         iso__request_destroy(r);
         *request = ISO_REQUEST_NULL;
     }
-    return iso__raise(comm, err);
+    return iso__raise_in(fn, comm, err);
 }
 
 int Iso_wait(Iso_request *request)
 {
     if (request == NULL)
-        return request_error(MPI_COMM_WORLD);
+        return request_error(__func__, MPI_COMM_WORLD, "request is NULL");
     if (*request == ISO_REQUEST_NULL)
         return MPI_SUCCESS;
     iso__request_wait(*request);
-    return retire(request);
+    return retire(__func__, request);
 }
 
 int Iso_test(Iso_request *request, int *flag)
 {
     if (request == NULL || flag == NULL)
-        return request_error(req_comm(request));
+        return request_error(__func__, req_comm(request),
+                             request ? "flag is NULL" : "request is NULL");
     *flag = 1;
     if (*request == ISO_REQUEST_NULL)
         return MPI_SUCCESS;
@@ -154,14 +158,15 @@ int Iso_test(Iso_request *request, int *flag)
         *flag = 0;
         return MPI_SUCCESS;
     }
-    return retire(request);
+    return retire(__func__, request);
 }
 
 int Iso_waitall(int n, Iso_request requests[])
 {
     int err = MPI_SUCCESS;
     if (n < 0 || (n > 0 && requests == NULL))
-        return request_error(MPI_COMM_WORLD);
+        return request_error(__func__, MPI_COMM_WORLD,
+                             n < 0 ? "negative count" : "requests is NULL");
     for (int i = 0; i < n; i++) {
         int e = Iso_wait(&requests[i]);
         if (err == MPI_SUCCESS)
@@ -173,9 +178,11 @@ int Iso_waitall(int n, Iso_request requests[])
 int Iso_request_free(Iso_request *request)
 {
     if (request == NULL || *request == NULL)
-        return request_error(MPI_COMM_WORLD);
+        return request_error(__func__, MPI_COMM_WORLD,
+                             request ? "*request is ISO_REQUEST_NULL" : "request is NULL");
     if ((*request)->active)
-        return request_error((*request)->comm);
+        return request_error(__func__, (*request)->comm,
+                             "the request is active: complete it first (Iso_wait, Iso_test)");
     iso__request_destroy(*request);
     *request = ISO_REQUEST_NULL;
     return MPI_SUCCESS;

@@ -32,6 +32,9 @@ typedef struct {
     MPI_Datatype *msgtype; /* per message: struct type over MPI_BOTTOM */
     char *vec;             /* the scratch vectors of datatype mode */
     size_t vec_stride;
+    const char *algorithm;  /* for iso__sched_request_describe */
+    long long packed_bytes; /* packed messages sent by this execution so far */
+    long long packed_last;  /* by the last completed execution, -1: none yet */
 } iso_sreq;
 
 /* Where a piece's data is: address, count, type. */

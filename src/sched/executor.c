@@ -24,7 +24,7 @@ static int post_round(iso_sreq *r)
     int first = round_first(s, r->round), end = s->round_end[r->round], err = MPI_SUCCESS;
     r->nreqs = 0;
     r->npending = 0;
-    for (int k = first; k < end && !err && !r->datatype; k++)
+    for (int k = first; k < end && !err && !r->datatype && s->nmsgs > 0; k++)
         if (iso__op_stage(s->ops[k].kind) == ISO_STAGE_PACK)
             err = iso__pack_message(r, s->ops[k].msg);
     for (int k = first; k < end && !err; k++) {
@@ -43,9 +43,11 @@ static int post_round(iso_sreq *r)
             if (r->datatype)
                 err = MPI_Isend(MPI_BOTTOM, 1, r->msgtype[op->msg], op->peer, tag, comm,
                                 &r->reqs[r->nreqs++]);
-            else
+            else {
                 err = MPI_Isend(r->msgbuf[op->msg], (int)r->msglen[op->msg], MPI_PACKED,
                                 op->peer, tag, comm, &r->reqs[r->nreqs++]);
+                r->packed_bytes += (long long)r->msglen[op->msg];
+            }
             break;
         case ISO_OP_RECV_MSG:
             if (r->datatype) {
@@ -136,6 +138,7 @@ static void progress(struct iso_request_s *req, int block)
         if ((err = finish_round(r)) != MPI_SUCCESS)
             break;
         if (++r->round == r->sched->nrounds) {
+            r->packed_last = r->packed_bytes;
             complete(r, MPI_SUCCESS);
             return;
         }
@@ -151,7 +154,9 @@ static int start(struct iso_request_s *req)
     iso_sreq *r = (iso_sreq *)req;
     int err;
     r->round = 0;
+    r->packed_bytes = 0;
     if (r->sched->nrounds == 0) {
+        r->packed_last = 0;
         complete(r, MPI_SUCCESS);
         return MPI_SUCCESS;
     }
@@ -177,8 +182,55 @@ static void destroy(struct iso_request_s *req)
 
 static const iso_request_kind sched_kind = {start, progress, destroy};
 
+/* Bytes of the SEND ops and (datatype mode) of the combined messages: their
+ * sizes are fixed when the request is made (computed when asked for, so
+ * calls nobody asks about do not pay for it). */
+static int fixed_bytes(const iso_sreq *r, long long *bytes)
+{
+    const iso_sched *s = r->sched;
+    MPI_Count size;
+    int err;
+    *bytes = 0;
+    for (int k = 0; k < s->nops; k++) {
+        const iso_op *op = &s->ops[k];
+        if (op->kind == ISO_OP_SEND) {
+            if ((err = MPI_Type_size_x(op->a.type, &size)) != MPI_SUCCESS)
+                return err;
+            *bytes += (long long)size * op->a.count;
+        } else if (op->kind == ISO_OP_SEND_MSG && r->datatype) {
+            if ((err = MPI_Type_size_x(r->msgtype[op->msg], &size)) != MPI_SUCCESS)
+                return err;
+            *bytes += (long long)size;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+int iso__sched_request_describe(const struct iso_request_s *req, const char **algorithm,
+                                const char **mode, int *rounds, int *messages, long long *bytes)
+{
+    const iso_sreq *r = (const iso_sreq *)req;
+    long long hops;
+    int combined = 0;
+    if (req->kind != &sched_kind)
+        return iso__error_msg(ISO_ERR_REQUEST, "not a request of a neighborhood collective");
+    for (int k = 0; k < r->sched->nops && !combined; k++)
+        combined = r->sched->ops[k].kind == ISO_OP_SEND_MSG ||
+                   r->sched->ops[k].kind == ISO_OP_RECV_MSG;
+    *algorithm = r->algorithm;
+    *mode = !combined ? "none" : r->datatype ? "datatype" : "pack";
+    iso__sched_stats(r->sched, rounds, messages, &hops);
+    *bytes = -1;
+    if (r->packed_last >= 0) {
+        int err = fixed_bytes(r, bytes);
+        *bytes += r->packed_last;
+        return err;
+    }
+    return MPI_SUCCESS;
+}
+
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
-                       int retain_args, int persistent, iso_msg_mode mode,
+                       int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out)
 {
     iso_sreq *r = calloc(1, sizeof *r);
@@ -193,6 +245,8 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     priv->refs++;
     r->args = *a;
     r->datatype = mode == ISO_MODE_DATATYPE;
+    r->algorithm = algorithm;
+    r->packed_last = -1;
     r->reqs = malloc(sizeof(MPI_Request) * (size_t)(sched->max_comm + 1));
     r->pending = malloc(sizeof(int) * 2 * (size_t)(sched->max_comm + 1));
     r->scratch_mem = malloc(sched->scratch_bytes + 1);

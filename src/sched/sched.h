@@ -91,7 +91,14 @@ typedef enum {
  * posted, and once they have all completed the local ops run.  Builders and
  * the offline verifier (tests/t_verify.c) rely on this order. */
 typedef enum { ISO_STAGE_PACK, ISO_STAGE_COMM, ISO_STAGE_LOCAL } iso_stage;
-iso_stage iso__op_stage(iso_opkind k);
+static inline iso_stage iso__op_stage(iso_opkind k)
+{
+    if (k == ISO_OP_PACK)
+        return ISO_STAGE_PACK;
+    if (k == ISO_OP_SEND || k == ISO_OP_RECV || k == ISO_OP_SEND_MSG || k == ISO_OP_RECV_MSG)
+        return ISO_STAGE_COMM;
+    return ISO_STAGE_LOCAL;
+}
 
 /* Where a block's data is (a piece): the user's send block `index` (msg =
  * ISO_PIECE_USER), reduction accumulator `index` (ISO_PIECE_ACC), or entry
@@ -195,9 +202,18 @@ int iso__datatype_possible(const iso_args *a);
  * priv (takes a reference, reserves the schedule's tags), bound to the
  * buffers of a; s is the number of blocks per side.  With retain_args the
  * request copies a's arrays and duplicates its derived types (the call
- * returns before they are used).  mode: ISO_MODE_PACK or _DATATYPE. */
+ * returns before they are used).  mode: ISO_MODE_PACK or _DATATYPE.
+ * algorithm: the name reported by iso__sched_request_describe. */
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
-                       int retain_args, int persistent, iso_msg_mode mode,
+                       int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out);
+/* What schedule request r runs: its algorithm name; "pack", "datatype", or
+ * "none" if it sends no combined messages; the figures of iso__sched_stats;
+ * the bytes it sent in its last completed execution (packed messages with
+ * their headers), -1 before one completed.  The REQUEST code if r is not a
+ * schedule request. */
+int iso__sched_request_describe(const struct iso_request_s *r, const char **algorithm,
+                                const char **mode, int *rounds, int *messages,
+                                long long *bytes);
 
 #endif

@@ -47,21 +47,6 @@ void iso__sched_release(iso_sched *s)
     free(s);
 }
 
-iso_stage iso__op_stage(iso_opkind k)
-{
-    switch (k) {
-    case ISO_OP_PACK:
-        return ISO_STAGE_PACK;
-    case ISO_OP_SEND:
-    case ISO_OP_RECV:
-    case ISO_OP_SEND_MSG:
-    case ISO_OP_RECV_MSG:
-        return ISO_STAGE_COMM;
-    default:
-        return ISO_STAGE_LOCAL;
-    }
-}
-
 int iso__sched_add(iso_sched *s, const iso_op *op)
 {
     int err = iso__grow(&s->ops, &s->ops_cap, s->nops + 1, sizeof *s->ops);

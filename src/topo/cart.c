@@ -7,12 +7,19 @@
 int iso__cart_check(MPI_Comm comm)
 {
     int topo, err;
+    iso__mpi_library_check(); /* before any handle is used */
     if (comm == MPI_COMM_NULL)
-        return iso__error(ISO_ERR_NOT_CART);
-    err = MPI_Topo_test(comm, &topo);
-    if (err != MPI_SUCCESS)
+        return iso__error_msg(ISO_ERR_NOT_CART, "the communicator is MPI_COMM_NULL (an isocomm "
+                                                "freed by Iso_neighborhood_free is MPI_COMM_NULL)");
+    if ((err = MPI_Topo_test(comm, &topo)) != MPI_SUCCESS)
         return err;
-    return topo == MPI_CART ? MPI_SUCCESS : iso__error(ISO_ERR_NOT_CART);
+    if (topo != MPI_CART)
+        return iso__error_msg(ISO_ERR_NOT_CART, "the communicator has %s topology (create one "
+                                                "with MPI_Cart_create)",
+                              topo == MPI_GRAPH ? "a graph" : topo == MPI_DIST_GRAPH
+                                                                  ? "a distributed graph"
+                                                                  : "no");
+    return MPI_SUCCESS;
 }
 
 int iso__coords_rank(int d, const int *dims, const int *coords)
@@ -190,28 +197,29 @@ static void copy_list(const int *list, int n, int max, int graph, int *out)
             out[k++] = list[i];
 }
 
-static int cart_get(MPI_Comm comm, int max_s, int *sources, int *destinations, int graph)
+static int cart_get(const char *fn, MPI_Comm comm, int max_s, int *sources, int *destinations,
+                    int graph)
 {
     int *nb, n = 0, err;
     if (max_s < 0 || (max_s > 0 && (sources == NULL || destinations == NULL)))
-        return iso__raise(comm, iso__error(ISO_ERR_ARG));
+        return iso__raise_in(fn, comm, iso__error(ISO_ERR_ARG));
     err = cart_neighbors(comm, &nb, &n);
     if (err == MPI_SUCCESS) {
         copy_list(nb, n, max_s, graph, sources);
         copy_list(nb, n, max_s, graph, destinations);
     }
     free(nb);
-    return iso__raise(comm, err);
+    return iso__raise_in(fn, comm, err);
 }
 
 int Cart_neighborhood_get(MPI_Comm cartcomm, int max_s, int sources[], int destinations[])
 {
-    return cart_get(cartcomm, max_s, sources, destinations, 0);
+    return cart_get(__func__, cartcomm, max_s, sources, destinations, 0);
 }
 
 int Cart_neighborhood_graph_get(MPI_Comm cartcomm, int max_s, int sources[], int destinations[])
 {
-    return cart_get(cartcomm, max_s, sources, destinations, 1);
+    return cart_get(__func__, cartcomm, max_s, sources, destinations, 1);
 }
 
 void iso__copy_list(const int *list, int n, int max, int graph, int *out)

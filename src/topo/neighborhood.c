@@ -62,6 +62,7 @@ static iso_nbh *nbh_clone(const iso_nbh *from)
     nb->outdegree = from->outdegree;
     nb->algorithm = from->algorithm;
     nb->mode = from->mode;
+    nb->verbose = from->verbose;
     return nb;
 }
 
@@ -144,25 +145,27 @@ int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state)
     *state = NULL;
     if (err != MPI_SUCCESS)
         return err;
-    if (keyval == MPI_KEYVAL_INVALID)
-        return iso__error(ISO_ERR_NO_NEIGHBORHOOD);
-    if ((err = MPI_Comm_get_attr(comm, keyval, &st, &flag)) != MPI_SUCCESS)
-        return err;
-    if (!flag || st == NULL)
-        return iso__error(ISO_ERR_NO_NEIGHBORHOOD);
+    if (keyval == MPI_KEYVAL_INVALID ||
+        (err = MPI_Comm_get_attr(comm, keyval, &st, &flag)) != MPI_SUCCESS || !flag || st == NULL)
+        return err ? err
+                   : iso__error_msg(ISO_ERR_NO_NEIGHBORHOOD,
+                                    "create one with Iso_neighborhood_create (a neighborhood "
+                                    "detached by Iso_neighborhood_free is gone)");
     if (need_priv && st->priv == NULL && (err = iso__priv_create(comm, &st->priv)) != MPI_SUCCESS)
         return err;
     *state = st;
     return MPI_SUCCESS;
 }
 
-int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode)
+int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode,
+                    int verbose)
 {
     iso_state *st = NULL;
     iso_nbh *nb = NULL;
     int flag = 0, err;
     if ((err = nbh_build(cart, s, rel, algorithm, mode, &nb)) != MPI_SUCCESS)
         return err;
+    nb->verbose = verbose;
     if (keyval == MPI_KEYVAL_INVALID &&
         (err = MPI_Comm_create_keyval(copy_fn, delete_fn, &keyval, NULL)) != MPI_SUCCESS)
         goto fn_fail;
@@ -196,7 +199,7 @@ int Iso_neighborhood_free(MPI_Comm *isocomm)
     iso_state *st;
     int err;
     if (isocomm == NULL)
-        return iso__raise(MPI_COMM_NULL, iso__error(ISO_ERR_ARG));
+        return iso__raise(MPI_COMM_NULL, iso__error_msg(ISO_ERR_ARG, "isocomm is NULL"));
     err = iso__state_get(*isocomm, 0, &st);
     if (err == MPI_SUCCESS)
         err = MPI_Comm_delete_attr(*isocomm, keyval);
@@ -220,14 +223,15 @@ int Iso_neighborhood_count(MPI_Comm isocomm, int *s, int *indegree, int *outdegr
     return MPI_SUCCESS;
 }
 
-static int nbh_get(MPI_Comm comm, int max_s, int *sources, int *destinations, int graph)
+static int nbh_get(const char *fn, MPI_Comm comm, int max_s, int *sources, int *destinations,
+                   int graph)
 {
     iso_state *st;
     int err;
     if (max_s < 0 || (max_s > 0 && (sources == NULL || destinations == NULL)))
-        return iso__raise(comm, iso__error(ISO_ERR_ARG));
+        return iso__raise_in(fn, comm, iso__error(ISO_ERR_ARG));
     if ((err = iso__state_get(comm, 0, &st)) != MPI_SUCCESS)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
     iso__copy_list(st->nbh->sources, st->nbh->s, max_s, graph, sources);
     iso__copy_list(st->nbh->targets, st->nbh->s, max_s, graph, destinations);
     return MPI_SUCCESS;
@@ -235,10 +239,10 @@ static int nbh_get(MPI_Comm comm, int max_s, int *sources, int *destinations, in
 
 int Iso_neighborhood_get(MPI_Comm isocomm, int max_s, int sources[], int destinations[])
 {
-    return nbh_get(isocomm, max_s, sources, destinations, 0);
+    return nbh_get(__func__, isocomm, max_s, sources, destinations, 0);
 }
 
 int Iso_neighborhood_graph_get(MPI_Comm isocomm, int max_s, int sources[], int destinations[])
 {
-    return nbh_get(isocomm, max_s, sources, destinations, 1);
+    return nbh_get(__func__, isocomm, max_s, sources, destinations, 1);
 }

@@ -48,6 +48,9 @@ typedef struct {
     int indegree, outdegree;      /* entries that are not MPI_PROC_NULL */
     int algorithm;                /* default: index in the algorithm table, or ISO_ALG_AUTO */
     iso_msg_mode mode;            /* default mode of combined messages */
+    int verbose;                  /* ISO_VERBOSE: report each new choice on rank 0 */
+    /* what verbose mode has reported: [collective][algorithm][mode] */
+    unsigned char reported[ISO_NCOLL][ISO_MAX_ALGORITHMS][3];
     /* Schedules that depend only on the neighborhood (message combining),
      * per [collective][algorithm]; built on first use by coll/. */
     iso_sched *cache[ISO_NCOLL][ISO_MAX_ALGORITHMS];
@@ -76,7 +79,8 @@ int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state);
 /* Translates offsets rel (s*d, checked by the caller) into a neighborhood
  * of cart with the given defaults and attaches it, replacing any earlier
  * one (collective: the first attachment makes the private communicator). */
-int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode);
+int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode,
+                    int verbose);
 
 /* ---- locality: nodes of a communicator (locality.c) ------------------------ */
 /* A node is a set of processes that share memory
