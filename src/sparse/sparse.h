@@ -195,8 +195,11 @@ typedef struct {
 extern const iso_sdde_algorithm iso__sdde_algorithms[];
 extern const int iso__sdde_nalgorithms;
 
-/* Index for a name ("auto" -> ISO_SDDE_AUTO), or the ALGORITHM code. */
+/* Index for a name, any case ("auto" -> ISO_SDDE_AUTO), or the ALGORITHM
+ * code. */
 int iso__sdde_lookup(const char *name, int *index);
+/* "auto, personalized, ..." for error messages. */
+void iso__sdde_names(char *buf, size_t size);
 /* auto's choice, from what every process knows alike: the number of
  * processes and nodes and whether sizes are constant (Alltoall_crs). */
 int iso__sdde_select(int nprocs, int nnodes, int constant);
