@@ -442,7 +442,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *     communicating, and the others then behave as in an erroneous MPI
  *     program (they may wait forever).
  * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
- * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM.
+ * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM
+ * (names are case-insensitive).  ISO_VERBOSE=1: rank 0 prints the
+ * algorithm that runs whenever it changes (what auto chose).
  *
  * Nodes.  A node is a set of processes that share memory, or, when the
  * environment variable ISO_NODE_MAP is set, a pretend layout for tests and

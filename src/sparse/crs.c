@@ -14,6 +14,7 @@
 typedef struct {
     int algorithm;   /* index in the table or ISO_SDDE_AUTO */
     int verify;
+    int verbose;     /* ISO_VERBOSE (environment only) */
     const char *env; /* the environment variable being read, NULL: info */
 } options_t;
 
@@ -32,8 +33,8 @@ static int option(void *ctx, const char *key, const char *value)
         iso__sdde_names(names, sizeof names);
         return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
     }
-    if (!strcmp(key, "iso_verify")) {
-        if (iso__parse_bool(value, &o->verify) == MPI_SUCCESS)
+    if (!strcmp(key, "iso_verify") || (!strcmp(key, "verbose") && o->env)) {
+        if (iso__parse_bool(value, key[0] == 'v' ? &o->verbose : &o->verify) == MPI_SUCCESS)
             return MPI_SUCCESS;
         return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
                                             "on, off, 1, 0)", where, value);
@@ -42,19 +43,23 @@ static int option(void *ctx, const char *key, const char *value)
                           "unknown info key %s (here: iso_sparse_algorithm, iso_verify)", key);
 }
 
-/* The environment (ISO_VERIFY, ISO_SPARSE_ALGORITHM), then info.
- * iso_verify is settled first, so that an error in the other options is
- * spread too when verification is on. */
+/* The environment (ISO_VERIFY, ISO_VERBOSE, ISO_SPARSE_ALGORITHM), then
+ * info.  iso_verify is settled first, so that an error in the other
+ * options is spread too when verification is on. */
 static int options_get(MPI_Info info, options_t *o)
 {
     const char *venv = getenv("ISO_VERIFY"), *aenv = getenv("ISO_SPARSE_ALGORITHM");
+    const char *benv = getenv("ISO_VERBOSE");
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0, err = MPI_SUCCESS;
     o->algorithm = ISO_SDDE_AUTO;
-    o->verify = 0;
+    o->verify = o->verbose = 0;
     o->env = "ISO_VERIFY";
     if (venv && *venv)
         err = option(o, "iso_verify", venv);
+    o->env = "ISO_VERBOSE";
+    if (benv && *benv && !err)
+        err = option(o, "verbose", benv);
     o->env = NULL;
     if (info != MPI_INFO_NULL && !err &&
         (err = MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value, &flag)) == MPI_SUCCESS &&
@@ -314,16 +319,37 @@ fn_fail:
 
 /* ---- a call ------------------------------------------------------------------------ */
 
-static int run(iso_sdde_call *c, const crs_out *o, int algorithm, MPI_Comm comm)
+/* ISO_VERBOSE=1: rank 0 says what runs whenever it differs from what the
+ * last call of the same function ran. */
+static void report_choice(const char *fn, MPI_Comm comm, int constant, int requested, int alg,
+                          const iso_locality *loc)
+{
+    static int last[2][2] = {{-2, -2}, {-2, -2}}; /* [constant]: requested, alg */
+    int rank = 0;
+    if (last[constant][0] == requested && last[constant][1] == alg)
+        return;
+    last[constant][0] = requested;
+    last[constant][1] = alg;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    fprintf(stderr, "isocoll: %s: %s %s (%d processes, %d node%s)\n", fn,
+            requested == ISO_SDDE_AUTO ? "auto chose" : "runs", iso__sdde_algorithms[alg].name,
+            loc->size, loc->nnodes, loc->nnodes == 1 ? "" : "s");
+}
+
+static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options_t *opt,
+               MPI_Comm comm)
 {
     const iso_sdde_algorithm *a;
     iso_sdde_req *r = NULL;
-    int p, err;
+    int p, err, algorithm = opt->algorithm;
     if ((err = iso__locality_get(c->priv->comm, &c->loc)) != MPI_SUCCESS ||
         (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return err;
     if (algorithm == ISO_SDDE_AUTO)
         algorithm = iso__sdde_select(p, c->loc->nnodes, c->constant);
+    if (opt->verbose)
+        report_choice(fn, comm, c->constant, opt->algorithm, algorithm, c->loc);
     a = &iso__sdde_algorithms[algorithm];
     c->tag = iso__tags_reserve(c->priv, ISO_SDDE_NTAGS);
     if ((err = a->make(c, comm, &r)) != MPI_SUCCESS)
@@ -368,7 +394,7 @@ static int crs(const char *fn, iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_
     if (opt.verify)
         err = agree(c->priv->comm, err, opt.algorithm);
     if (err == MPI_SUCCESS)
-        err = run(c, o, opt.algorithm, comm);
+        err = run(fn, c, o, &opt, comm);
     return iso__raise_in(fn, comm, err);
 }
 
