@@ -32,7 +32,8 @@ typedef struct {
     iso_inbox result; /* submessages of x2's bundles; data stays in x2 */
 } loc_req;
 
-/* The chunks of bundles b[0..nb) as messages, to target(k) of bundle k. */
+/* The chunks of bundles b[0..nb) as messages: bundle k goes to this
+ * process's partner on node k (inter), or to local rank k of this node. */
 static int bundle_msgs(loc_req *r, iso_bundle *b, int nb, int inter, int *n)
 {
     int count = 0;

@@ -170,8 +170,9 @@ typedef struct {
     const iso_inbox *result;
 } iso_sdde_req;
 
-/* Makes the (inactive) request of an algorithm for call c; c and the
- * buffers it names must stay valid until the request is destroyed. */
+/* Makes the (inactive) request of an algorithm for call c (comm: the
+ * user's, for errors); c and the buffers it names must stay valid until
+ * the request is destroyed. */
 typedef int (*iso_sdde_make)(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 
 /* One exchange from the sender straight to the destination (exchange.c). */
