@@ -1,6 +1,8 @@
 /*
  * isocoll — isomorphic sparse collective communication on MPI Cartesian
- * communicators (Träff, Lübbe, Rougier, Hunold, EuroMPI'15).
+ * communicators (Träff, Lübbe, Rougier, Hunold, EuroMPI'15), and the sparse
+ * dynamic data exchange on any communicator (Iso_alltoall_crs,
+ * Iso_alltoallv_crs; Geyko et al. 2023).
  *
  * Porting from MPI's neighborhood collectives?  Receive block i comes from
  * caller - C^i, the opposite side from MPI's Cartesian convention: read
@@ -423,10 +425,10 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *     nbx                    synchronous sends, probed receives, a
  *                            nonblocking barrier (Hoefler et al.)
  *     rma                    one-sided puts into a window kept on comm
- *                            (p slots of the largest message per process);
+ *                            (on every process p slots as large as the
+ *                            largest message of the call anywhere);
  *                            Iso_alltoall_crs only (Iso_alltoallv_crs:
- *                            ISO_ERR_ALGORITHM); every process's messages
- *                            must fit the slot of the largest
+ *                            ISO_ERR_ALGORITHM)
  *     locality-personalized, locality-nbx
  *                            all of a process's messages for one node go
  *                            as one message to one process of that node,
@@ -440,7 +442,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *     communicating, and the others then behave as in an erroneous MPI
  *     program (they may wait forever).
  * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
- * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM.
+ * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM
+ * (names are case-insensitive).  ISO_VERBOSE=1: rank 0 prints the
+ * algorithm that runs whenever it changes (what auto chose).
  *
  * Nodes.  A node is a set of processes that share memory, or, when the
  * environment variable ISO_NODE_MAP is set, a pretend layout for tests and

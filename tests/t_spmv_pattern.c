@@ -122,14 +122,36 @@ static int needed(const pattern_t *m, int p, int q, int to, int *out)
     return k;
 }
 
+/* The messages this process must receive, sources ascending: n of them,
+ * from src[k], cnt[k] indices at idx[off[k]]. */
+typedef struct {
+    int n, *src, *cnt, *off, *idx;
+} expect_t;
+
+static expect_t expected(const pattern_t *m)
+{
+    expect_t e = {0, malloc(sizeof(int) * (size_t)nprocs), malloc(sizeof(int) * (size_t)nprocs),
+                  malloc(sizeof(int) * (size_t)nprocs),
+                  malloc(sizeof(int) * ((size_t)m->rowptr[m->n] + 1))}; /* before dedup */
+    int total = 0;
+    for (int q = 0; q < nprocs; q++) {
+        int c = q == rank ? 0 : needed(m, nprocs, q, rank, e.idx + total);
+        if (c == 0)
+            continue;
+        e.src[e.n] = q, e.cnt[e.n] = c, e.off[e.n] = total, e.n++;
+        total += c;
+    }
+    return e;
+}
+
 static void exchange(const pattern_t *m, const char *name, const char *alg, MPI_Comm comm,
                      const char *where)
 {
     int p = nprocs, n = 0, *dest = malloc(sizeof(int) * (size_t)p);
     int *counts = malloc(sizeof(int) * (size_t)p), *displs = malloc(sizeof(int) * (size_t)p);
     int *idx = malloc(sizeof(int) * ((size_t)m->rowptr[m->n] + 1)), total = 0;
-    int *want = malloc(sizeof(int) * ((size_t)m->rowptr[m->n] + 1)); /* before dedup */
     int recv_nnz, *src, *rcounts, *rdispls, rc;
+    expect_t e = expected(m);
     void *rvals;
     MPI_Info info;
     MPI_Info_create(&info);
@@ -140,49 +162,40 @@ static void exchange(const pattern_t *m, const char *name, const char *alg, MPI_
             continue;
         dest[n] = o, counts[n] = k, displs[n] = total, total += k, n++;
     }
-    if (strcmp(alg, "rma")) {
-        rc = Iso_alltoallv_crs(n, dest, counts, displs, MPI_INT, idx, &recv_nnz, &src, &rcounts,
-                               &rdispls, MPI_INT, &rvals, info, comm);
-        CHECK(rc == MPI_SUCCESS, "%s %s %s: alltoallv rc=%d", name, alg, where, rc);
-        if (rc == MPI_SUCCESS) {
-            int k = 0;
-            for (int q = 0; q < p; q++) {
-                int c = q == rank ? 0 : needed(m, p, q, rank, want);
-                if (c == 0)
-                    continue;
-                if (k < recv_nnz) {
-                    CHECK_EQ_INT(src[k], q, "%s %s %s: source %d", name, alg, where, k);
-                    CHECK_EQ_INT(rcounts[k], c, "%s %s %s: indices from %d", name, alg, where, q);
-                    CHECK(rcounts[k] != c ||
-                              !memcmp((int *)rvals + rdispls[k], want, sizeof(int) * (size_t)c),
-                          "%s %s %s: wrong indices from %d", name, alg, where, q);
-                }
-                k++;
-            }
-            CHECK_EQ_INT(recv_nnz, k, "%s %s %s: alltoallv recv_nnz", name, alg, where);
-            free(src), free(rcounts), free(rdispls), free(rvals);
-        }
-    }
-    rc = Iso_alltoall_crs(n, dest, 1, MPI_INT, counts, &recv_nnz, &src, 1, MPI_INT, &rvals, info,
-                          comm);
-    CHECK(rc == MPI_SUCCESS, "%s %s %s: alltoall rc=%d", name, alg, where, rc);
-    if (rc == MPI_SUCCESS) {
-        int k = 0;
-        for (int q = 0; q < p; q++) {
-            int c = q == rank ? 0 : needed(m, p, q, rank, want);
-            if (c == 0)
+    for (int variable = 1; variable >= 0; variable--) {
+        const char *form = variable ? "alltoallv" : "alltoall";
+        if (variable && !strcmp(alg, "rma"))
+            continue;
+        if (variable)
+            rc = Iso_alltoallv_crs(n, dest, counts, displs, MPI_INT, idx, &recv_nnz, &src,
+                                   &rcounts, &rdispls, MPI_INT, &rvals, info, comm);
+        else /* the number of indices, one int per message */
+            rc = Iso_alltoall_crs(n, dest, 1, MPI_INT, counts, &recv_nnz, &src, 1, MPI_INT,
+                                  &rvals, info, comm);
+        CHECK(rc == MPI_SUCCESS, "%s %s %s: %s rc=%d", name, alg, where, form, rc);
+        if (rc != MPI_SUCCESS)
+            continue;
+        CHECK_EQ_INT(recv_nnz, e.n, "%s %s %s: %s recv_nnz", name, alg, where, form);
+        for (int k = 0; k < recv_nnz && k < e.n; k++) {
+            int c = e.cnt[k];
+            CHECK_EQ_INT(src[k], e.src[k], "%s %s %s: %s source %d", name, alg, where, form, k);
+            if (!variable) {
+                CHECK_EQ_INT(((int *)rvals)[k], c, "%s %s %s: count from %d", name, alg, where,
+                             e.src[k]);
                 continue;
-            if (k < recv_nnz) {
-                CHECK_EQ_INT(src[k], q, "%s %s %s: alltoall source %d", name, alg, where, k);
-                CHECK_EQ_INT(((int *)rvals)[k], c, "%s %s %s: count from %d", name, alg, where, q);
             }
-            k++;
+            CHECK_EQ_INT(rcounts[k], c, "%s %s %s: indices from %d", name, alg, where, e.src[k]);
+            CHECK(rcounts[k] != c || !memcmp((int *)rvals + rdispls[k], e.idx + e.off[k],
+                                             sizeof(int) * (size_t)c),
+                  "%s %s %s: wrong indices from %d", name, alg, where, e.src[k]);
         }
-        CHECK_EQ_INT(recv_nnz, k, "%s %s %s: alltoall recv_nnz", name, alg, where);
         free(src), free(rvals);
+        if (variable)
+            free(rcounts), free(rdispls);
     }
     MPI_Info_free(&info);
-    free(dest), free(counts), free(displs), free(idx), free(want);
+    free(dest), free(counts), free(displs), free(idx);
+    free(e.src), free(e.cnt), free(e.off), free(e.idx);
 }
 
 int main(int argc, char **argv)

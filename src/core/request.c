@@ -17,14 +17,30 @@
 static pthread_mutex_t lib_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iso_request_s *active_head;
 
+/* Only a program that runs MPI_THREAD_MULTIPLE can enter the library from
+ * two threads at once; the others do not pay for the mutex (about 80
+ * instructions a pair, several pairs per call). */
+static pthread_once_t thread_level_once = PTHREAD_ONCE_INIT;
+static int threaded;
+
+static void thread_level(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    threaded = provided == MPI_THREAD_MULTIPLE;
+}
+
 void iso__lock(void)
 {
-    pthread_mutex_lock(&lib_lock);
+    pthread_once(&thread_level_once, thread_level);
+    if (threaded)
+        pthread_mutex_lock(&lib_lock);
 }
 
 void iso__unlock(void)
 {
-    pthread_mutex_unlock(&lib_lock);
+    if (threaded)
+        pthread_mutex_unlock(&lib_lock);
 }
 
 /* MPICH 4.0 raises the errors of completion calls (MPI_Wait, MPI_Testall,

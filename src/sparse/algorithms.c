@@ -1,7 +1,9 @@
 /* The SDDE algorithm table and auto's rule.  An unknown name is an error,
  * never a silent fallback. */
 #include "sparse/sparse.h"
+#include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX };
 
@@ -17,16 +19,23 @@ const int iso__sdde_nalgorithms =
 
 int iso__sdde_lookup(const char *name, int *index)
 {
-    if (!strcmp(name, "auto")) {
+    if (!strcasecmp(name, "auto")) {
         *index = ISO_SDDE_AUTO;
         return MPI_SUCCESS;
     }
     for (int k = 0; k < iso__sdde_nalgorithms; k++)
-        if (!strcmp(name, iso__sdde_algorithms[k].name)) {
+        if (!strcasecmp(name, iso__sdde_algorithms[k].name)) {
             *index = k;
             return MPI_SUCCESS;
         }
     return iso__error(ISO_ERR_ALGORITHM);
+}
+
+void iso__sdde_names(char *buf, size_t size)
+{
+    int len = snprintf(buf, size, "auto");
+    for (int k = 0; k < iso__sdde_nalgorithms && len >= 0 && (size_t)len < size; k++)
+        len += snprintf(buf + len, size - (size_t)len, ", %s", iso__sdde_algorithms[k].name);
 }
 
 /* auto, from the paper's findings (Geyko et al. 2023, section V): the

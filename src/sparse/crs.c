@@ -5,44 +5,70 @@
 #include "sparse/sparse.h"
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- options ---------------------------------------------------------------- */
 
 typedef struct {
-    int algorithm; /* index in the table or ISO_SDDE_AUTO */
+    int algorithm;   /* index in the table or ISO_SDDE_AUTO */
     int verify;
+    int verbose;     /* ISO_VERBOSE (environment only) */
+    const char *env; /* the environment variable being read, NULL: info */
 } options_t;
 
+/* One key; errors say where the value came from and what is accepted. */
 static int option(void *ctx, const char *key, const char *value)
 {
     options_t *o = ctx;
-    if (!strcmp(key, "iso_sparse_algorithm"))
-        return iso__sdde_lookup(value, &o->algorithm);
-    if (!strcmp(key, "iso_verify"))
-        return iso__parse_bool(value, &o->verify);
-    return iso__error(ISO_ERR_INFO);
+    char where[64], names[160];
+    if (o->env)
+        snprintf(where, sizeof where, "environment %s", o->env);
+    else
+        snprintf(where, sizeof where, "info %s", key);
+    if (!strcmp(key, "iso_sparse_algorithm")) {
+        if (iso__sdde_lookup(value, &o->algorithm) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        iso__sdde_names(names, sizeof names);
+        return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
+    }
+    if (!strcmp(key, "iso_verify") || (!strcmp(key, "verbose") && o->env)) {
+        if (iso__parse_bool(value, key[0] == 'v' ? &o->verbose : &o->verify) == MPI_SUCCESS)
+            return MPI_SUCCESS;
+        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
+                                            "on, off, 1, 0)", where, value);
+    }
+    return iso__error_msg(ISO_ERR_INFO,
+                          "unknown info key %s (here: iso_sparse_algorithm, iso_verify)", key);
 }
 
-/* The environment (ISO_VERIFY, ISO_SPARSE_ALGORITHM), then info.
- * iso_verify is settled first, so that an error in the other options is
- * spread too when verification is on. */
+/* The environment (ISO_VERIFY, ISO_VERBOSE, ISO_SPARSE_ALGORITHM), then
+ * info.  iso_verify is settled first, so that an error in the other
+ * options is spread too when verification is on. */
 static int options_get(MPI_Info info, options_t *o)
 {
     const char *venv = getenv("ISO_VERIFY"), *aenv = getenv("ISO_SPARSE_ALGORITHM");
+    const char *benv = getenv("ISO_VERBOSE");
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0, err = MPI_SUCCESS;
     o->algorithm = ISO_SDDE_AUTO;
-    o->verify = 0;
+    o->verify = o->verbose = 0;
+    o->env = "ISO_VERIFY";
     if (venv && *venv)
         err = option(o, "iso_verify", venv);
+    o->env = "ISO_VERBOSE";
+    if (benv && *benv && !err)
+        err = option(o, "verbose", benv);
+    o->env = NULL;
     if (info != MPI_INFO_NULL && !err &&
         (err = MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value, &flag)) == MPI_SUCCESS &&
         flag)
         err = option(o, "iso_verify", value);
+    o->env = "ISO_SPARSE_ALGORITHM";
     if (aenv && *aenv && !err)
         err = option(o, "iso_sparse_algorithm", aenv);
+    o->env = NULL;
     if (!err)
         err = iso__info_each(info, option, o);
     return err;
@@ -88,17 +114,29 @@ static int check_dests(const int *dest, int n, int p)
         return iso__error(ISO_ERR_NOMEM);
     for (int i = 0; i < n && !err; i++)
         if (dest[i] < 0 || dest[i] >= p)
-            err = iso__error(ISO_ERR_ARG);
+            err = iso__error_msg(ISO_ERR_ARG, "dest[%d] = %d is not a rank of comm (size %d)", i,
+                                 dest[i], p);
         else
             sorted[i] = dest[i];
     if (!err) {
         qsort(sorted, (size_t)n, sizeof(int), cmp_int);
         for (int i = 1; i < n && !err; i++)
             if (sorted[i] == sorted[i - 1])
-                err = iso__error(ISO_ERR_ARG);
+                err = iso__error_msg(ISO_ERR_ARG, "destination %d appears twice in dest",
+                                     sorted[i]);
     }
     free(sorted);
     return err;
+}
+
+/* null, uncommitted */
+static int check_type(MPI_Datatype t, const char *name)
+{
+    if (t == MPI_DATATYPE_NULL)
+        return iso__error_msg(ISO_ERR_TYPE, "%s is MPI_DATATYPE_NULL", name);
+    if (iso__type_check(t) != MPI_SUCCESS)
+        return iso__error_msg(ISO_ERR_TYPE, "%s is not committed (or not a datatype)", name);
+    return MPI_SUCCESS;
 }
 
 /* Fills the sizes and extents of c and o on the way. */
@@ -107,53 +145,75 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
     int err, variable = !c->constant;
     MPI_Aint lb;
     if (c->n < 0)
-        return iso__error(ISO_ERR_COUNT);
+        return iso__error_msg(ISO_ERR_COUNT, "send_nnz = %d", c->n);
     if (!o->recv_nnz || !o->src || !o->recvvals || (variable && (!o->recvcounts || !o->rdispls)))
-        return iso__error(ISO_ERR_ARG);
+        return iso__error_msg(ISO_ERR_ARG, "an output pointer (recv_nnz, src, %srecvvals) is NULL",
+                              variable ? "recvcounts, rdispls, " : "");
     if (c->n > 0 && (!c->dest || (variable && (!c->counts || !c->displs))))
-        return iso__error(ISO_ERR_ARG);
+        return iso__error_msg(ISO_ERR_ARG, "dest%s is NULL with send_nnz = %d",
+                              variable ? ", sendcounts or sdispls" : "", c->n);
     if (!variable && (c->count < 0 || o->recvcount < 0))
-        return iso__error(ISO_ERR_COUNT);
+        return iso__error_msg(ISO_ERR_COUNT, "%s = %d", c->count < 0 ? "sendcount" : "recvcount",
+                              c->count < 0 ? c->count : o->recvcount);
     for (int i = 0; variable && i < c->n; i++)
         if (c->counts[i] < 0)
-            return iso__error(ISO_ERR_COUNT);
-    if ((err = iso__type_check(c->type)) != MPI_SUCCESS ||
-        (err = iso__type_check(o->recvtype)) != MPI_SUCCESS)
+            return iso__error_msg(ISO_ERR_COUNT, "sendcounts[%d] = %d", i, c->counts[i]);
+    if ((err = check_type(c->type, "sendtype")) != MPI_SUCCESS ||
+        (err = check_type(o->recvtype, "recvtype")) != MPI_SUCCESS)
         return err;
     if (MPI_Type_size(c->type, &c->size) != MPI_SUCCESS ||
         MPI_Type_get_extent(c->type, &lb, &c->extent) != MPI_SUCCESS ||
         MPI_Type_size(o->recvtype, &o->size) != MPI_SUCCESS ||
         MPI_Type_get_extent(o->recvtype, &lb, &o->extent) != MPI_SUCCESS ||
         MPI_Type_get_true_extent(o->recvtype, &o->true_lb, &o->true_extent) != MPI_SUCCESS)
-        return iso__error(ISO_ERR_TYPE);
+        return iso__error_msg(ISO_ERR_TYPE, "sendtype or recvtype is not a valid datatype");
     /* The library allocates *recvvals: its elements must lie after its start. */
-    if (o->extent < 0 || o->true_lb < 0 || (variable && o->size == 0))
-        return iso__error(ISO_ERR_TYPE);
+    if (o->extent < 0 || o->true_lb < 0)
+        return iso__error_msg(ISO_ERR_TYPE, "recvtype has data before its start (true lower "
+                                            "bound %ld, extent %ld)",
+                              (long)o->true_lb, (long)o->extent);
+    if (variable && o->size == 0)
+        return iso__error_msg(ISO_ERR_TYPE, "recvtype has size 0 (recvcounts undefined)");
     /* Every message, and a bundle's header with it, must fit an int of bytes. */
     for (int i = 0; i < c->n; i++)
         if ((long long)iso__sdde_count(c, i) * c->size > INT_MAX - ISO_SUB_HDR)
-            return iso__error(ISO_ERR_COUNT);
+            return iso__error_msg(ISO_ERR_COUNT, "message %d has %lld bytes (at most %d)", i,
+                                  (long long)iso__sdde_count(c, i) * c->size,
+                                  INT_MAX - ISO_SUB_HDR);
     if ((long long)o->recvcount * o->size > INT_MAX - ISO_SUB_HDR)
-        return iso__error(ISO_ERR_COUNT);
+        return iso__error_msg(ISO_ERR_COUNT, "recvcount x recvtype has %lld bytes (at most %d)",
+                              (long long)o->recvcount * o->size, INT_MAX - ISO_SUB_HDR);
     c->recv_bytes = o->recvcount * o->size;
     return c->n > 0 ? check_dests(c->dest, c->n, p) : MPI_SUCCESS;
 }
 
-/* iso_verify: one allreduce spreads the first error found anywhere (an MPI
- * code, the largest wins) and checks that all chose the same algorithm.
- * Nonblocking, so that other requests progress while it completes. */
+/* iso_verify: one allreduce spreads an argument error found anywhere and
+ * checks that all chose the same algorithm.  What travels is the library
+ * error number or MPI's error class, which mean the same on every process
+ * (codes do not).  Nonblocking, so that other requests progress while it
+ * completes. */
 static int agree(MPI_Comm comm, int err, int algorithm)
 {
-    int v[3] = {err, algorithm, -algorithm}, r[3], e;
+    int v[4] = {0, 0, algorithm, -algorithm}, r[4], e;
     MPI_Request req;
-    if ((e = MPI_Iallreduce(v, r, 3, MPI_INT, MPI_MAX, comm, &req)) != MPI_SUCCESS ||
+    if (err != MPI_SUCCESS) {
+        v[0] = (int)iso__error_which(err);
+        if (v[0] == ISO_ERR_NONE && MPI_Error_class(err, &v[1]) != MPI_SUCCESS)
+            v[1] = MPI_ERR_OTHER;
+    }
+    if ((e = MPI_Iallreduce(v, r, 4, MPI_INT, MPI_MAX, comm, &req)) != MPI_SUCCESS ||
         (e = iso__progress_wait(&req)) != MPI_SUCCESS)
         return e;
     if (err != MPI_SUCCESS)
         return err;
-    if (r[0] != MPI_SUCCESS)
-        return r[0];
-    return r[1] == -r[2] ? MPI_SUCCESS : iso__error(ISO_ERR_ALGORITHM);
+    if (r[0] != ISO_ERR_NONE)
+        return iso__error_msg((Iso_error)r[0], "invalid arguments on another process");
+    if (r[1] != MPI_SUCCESS)
+        return r[1];
+    if (r[2] != -r[3])
+        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms "
+                                                 "(iso_sparse_algorithm, ISO_SPARSE_ALGORITHM)");
+    return MPI_SUCCESS;
 }
 
 /* ---- outputs ---------------------------------------------------------------------- */
@@ -197,17 +257,24 @@ static int assemble(iso_inbox *in, const crs_out *o, int constant, MPI_Comm comm
     for (int k = 0; k < n; k++) {
         int b = in->msgs[k].bytes;
         if (k > 0 && in->msgs[k].source == in->msgs[k - 1].source) {
-            err = iso__error(ISO_ERR_INTERN); /* one message per sender */
+            err = iso__error_msg(ISO_ERR_INTERN, "two messages from rank %d", src[k - 1]);
             goto fn_fail;
         }
         src[k] = in->msgs[k].source;
         if (constant ? b != o->recvcount * o->size : b % o->size != 0) {
-            err = iso__error(ISO_ERR_COUNT);
+            if (constant)
+                err = iso__error_msg(ISO_ERR_COUNT, "the message from rank %d has %d bytes, "
+                                                    "recvcount x recvtype %d", src[k], b,
+                                     o->recvcount * o->size);
+            else
+                err = iso__error_msg(ISO_ERR_COUNT, "the message from rank %d has %d bytes, not "
+                                                    "a multiple of recvtype's size %d", src[k], b,
+                                     o->size);
             goto fn_fail;
         }
         counts[k] = constant ? o->recvcount : b / o->size;
         if (!constant && total > INT_MAX) {
-            err = iso__error(ISO_ERR_COUNT); /* rdispls[k] would overflow */
+            err = iso__error_msg(ISO_ERR_COUNT, "rdispls[%d] = %lld passes INT_MAX", k, total);
             goto fn_fail;
         }
         displs[k] = (int)(constant ? 0 : total);
@@ -252,16 +319,37 @@ fn_fail:
 
 /* ---- a call ------------------------------------------------------------------------ */
 
-static int run(iso_sdde_call *c, const crs_out *o, int algorithm, MPI_Comm comm)
+/* ISO_VERBOSE=1: rank 0 says what runs whenever it differs from what the
+ * last call of the same function ran. */
+static void report_choice(const char *fn, MPI_Comm comm, int constant, int requested, int alg,
+                          const iso_locality *loc)
+{
+    static int last[2][2] = {{-2, -2}, {-2, -2}}; /* [constant]: requested, alg */
+    int rank = 0;
+    if (last[constant][0] == requested && last[constant][1] == alg)
+        return;
+    last[constant][0] = requested;
+    last[constant][1] = alg;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    fprintf(stderr, "isocoll: %s: %s %s (%d processes, %d node%s)\n", fn,
+            requested == ISO_SDDE_AUTO ? "auto chose" : "runs", iso__sdde_algorithms[alg].name,
+            loc->size, loc->nnodes, loc->nnodes == 1 ? "" : "s");
+}
+
+static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options_t *opt,
+               MPI_Comm comm)
 {
     const iso_sdde_algorithm *a;
     iso_sdde_req *r = NULL;
-    int p, err;
+    int p, err, algorithm = opt->algorithm;
     if ((err = iso__locality_get(c->priv->comm, &c->loc)) != MPI_SUCCESS ||
         (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return err;
     if (algorithm == ISO_SDDE_AUTO)
         algorithm = iso__sdde_select(p, c->loc->nnodes, c->constant);
+    if (opt->verbose)
+        report_choice(fn, comm, c->constant, opt->algorithm, algorithm, c->loc);
     a = &iso__sdde_algorithms[algorithm];
     c->tag = iso__tags_reserve(c->priv, ISO_SDDE_NTAGS);
     if ((err = a->make(c, comm, &r)) != MPI_SUCCESS)
@@ -273,37 +361,41 @@ static int run(iso_sdde_call *c, const crs_out *o, int algorithm, MPI_Comm comm)
     return err;
 }
 
-static int crs(iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_Comm comm)
+/* A call of the public function fn (named in its errors). */
+static int crs(const char *fn, iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_Comm comm)
 {
     options_t opt;
     int p, inter = 0, err;
     outputs_clear(o);
     if (comm == MPI_COMM_NULL)
-        return iso__raise(MPI_COMM_NULL, iso__error(ISO_ERR_ARG));
+        return iso__raise_in(fn, MPI_COMM_NULL, iso__error_msg(ISO_ERR_ARG, "comm is "
+                                                                            "MPI_COMM_NULL"));
     if ((err = MPI_Comm_test_inter(comm, &inter)) != MPI_SUCCESS || inter)
-        return iso__raise(comm, err ? err : iso__error(ISO_ERR_ARG));
+        return iso__raise_in(fn, comm, err ? err : iso__error_msg(ISO_ERR_ARG, "comm is an "
+                                                                  "intercommunicator"));
     if ((err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
     err = options_get(info, &opt);
     if (err == MPI_SUCCESS)
         err = check_args(c, o, p);
     if (err == MPI_SUCCESS && opt.algorithm != ISO_SDDE_AUTO &&
         iso__sdde_algorithms[opt.algorithm].constant_only && !c->constant)
-        err = iso__error(ISO_ERR_ALGORITHM);
+        err = iso__error_msg(ISO_ERR_ALGORITHM, "%s needs constant sizes (Iso_alltoall_crs)",
+                             iso__sdde_algorithms[opt.algorithm].name);
     /* Without verification a bad argument is reported without
      * communicating; with it, every process joins the agreement first. */
     if (err != MPI_SUCCESS && !opt.verify)
-        return iso__raise(comm, err);
+        return iso__raise_in(fn, comm, err);
     {
         int e = iso__priv_cached(comm, &c->priv);
         if (e != MPI_SUCCESS)
-            return iso__raise(comm, e);
+            return iso__raise_in(fn, comm, e);
     }
     if (opt.verify)
         err = agree(c->priv->comm, err, opt.algorithm);
     if (err == MPI_SUCCESS)
-        err = run(c, o, opt.algorithm, comm);
-    return iso__raise(comm, err);
+        err = run(fn, c, o, &opt, comm);
+    return iso__raise_in(fn, comm, err);
 }
 
 int Iso_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype sendtype,
@@ -314,7 +406,7 @@ int Iso_alltoall_crs(int send_nnz, const int dest[], int sendcount, MPI_Datatype
                        .buf = sendvals, .constant = 1};
     crs_out o = {.recvcount = recvcount, .recvtype = recvtype, .recv_nnz = recv_nnz,
                  .src = src, .recvvals = recvvals};
-    return crs(&c, &o, info, comm);
+    return crs(__func__, &c, &o, info, comm);
 }
 
 int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcounts[], const int sdispls[],
@@ -326,5 +418,5 @@ int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcounts[], co
                        .type = sendtype, .buf = sendvals};
     crs_out o = {.recvtype = recvtype, .recv_nnz = recv_nnz, .src = src,
                  .recvcounts = recvcounts, .rdispls = rdispls, .recvvals = recvvals};
-    return crs(&c, &o, info, comm);
+    return crs(__func__, &c, &o, info, comm);
 }

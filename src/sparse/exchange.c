@@ -145,7 +145,7 @@ static int chunk_for(iso_bundle *b, int bytes, iso_chunk **out)
     }
     *out = &b->chunks[b->n - 1];
     if ((*out)->len + need > INT_MAX)
-        return iso__error(ISO_ERR_COUNT);
+        return iso__error_msg(ISO_ERR_COUNT, "an aggregated message would pass INT_MAX bytes");
     return reserve_doubling(&(*out)->buf, &(*out)->cap, (size_t)((*out)->len + need));
 }
 

@@ -32,7 +32,8 @@ typedef struct {
     iso_inbox result; /* submessages of x2's bundles; data stays in x2 */
 } loc_req;
 
-/* The chunks of bundles b[0..nb) as messages, to target(k) of bundle k. */
+/* The chunks of bundles b[0..nb) as messages: bundle k goes to this
+ * process's partner on node k (inter), or to local rank k of this node. */
 static int bundle_msgs(loc_req *r, iso_bundle *b, int nb, int inter, int *n)
 {
     int count = 0;
@@ -60,25 +61,47 @@ static int start(struct iso_request_s *req)
     return err;
 }
 
+/* Calls fn for every submessage of the bundles in inbox in: its data at
+ * byte off of the inbox's data. */
+typedef int (*sub_fn)(loc_req *r, const char *data, size_t off, int origin, int dest, int bytes);
+
+static int each_submessage(loc_req *r, const iso_inbox *in, sub_fn fn)
+{
+    int err = MPI_SUCCESS;
+    for (int k = 0; k < in->n && err == MPI_SUCCESS; k++) {
+        const char *chunk = iso__inbox_at(in, k);
+        int pos = 0, origin, dest, bytes, data;
+        while (pos < in->msgs[k].bytes && err == MPI_SUCCESS &&
+               (err = iso__bundle_next(chunk, in->msgs[k].bytes, &pos, &origin, &dest, &bytes,
+                                       &data)) == MPI_SUCCESS)
+            err = fn(r, chunk + data, in->msgs[k].off + (size_t)data, origin, dest, bytes);
+    }
+    return err;
+}
+
+/* Step 1: a submessage for this node goes into its destination's bundle. */
+static int forward(loc_req *r, const char *data, size_t off, int origin, int dest, int bytes)
+{
+    (void)off;
+    if (dest < 0 || dest >= r->loc->size || r->loc->node[dest] != r->node)
+        return iso__error(ISO_ERR_INTERN);
+    return iso__bundle_copy(&r->to_local[r->loc->local[dest]], origin, dest, data, bytes);
+}
+
+/* Step 2: a submessage for this process is a result. */
+static int deliver(loc_req *r, const char *data, size_t off, int origin, int dest, int bytes)
+{
+    (void)data;
+    if (dest != r->rank || origin < 0 || origin >= r->loc->size)
+        return iso__error(ISO_ERR_INTERN);
+    return iso__inbox_add(&r->result, origin, bytes, off);
+}
+
 /* Step 1 is over: every submessage this process holds for its node goes
  * into the bundle of its destination, then step 2 starts. */
 static int regroup(loc_req *r)
 {
-    const iso_inbox *in = &r->x1.in;
-    int n, err = MPI_SUCCESS;
-    for (int k = 0; k < in->n && err == MPI_SUCCESS; k++) {
-        const char *chunk = iso__inbox_at(in, k);
-        int pos = 0, origin, dest, bytes, data;
-        while (pos < in->msgs[k].bytes && err == MPI_SUCCESS) {
-            if ((err = iso__bundle_next(chunk, in->msgs[k].bytes, &pos, &origin, &dest, &bytes,
-                                        &data)) != MPI_SUCCESS)
-                break;
-            if (dest < 0 || dest >= r->loc->size || r->loc->node[dest] != r->node)
-                return iso__error(ISO_ERR_INTERN);
-            err = iso__bundle_copy(&r->to_local[r->loc->local[dest]], origin, dest, chunk + data,
-                                   bytes);
-        }
-    }
+    int n, err = each_submessage(r, &r->x1.in, forward);
     if (err != MPI_SUCCESS)
         return err;
     for (int k = 0; k < r->loc->nnodes; k++) /* step 1's sends are complete */
@@ -90,25 +113,12 @@ static int regroup(loc_req *r)
     return iso__personalized.begin(&r->x2, n, r->msgs);
 }
 
-/* Step 2 is over: the submessages of the received bundles are the result. */
+/* Step 2 is over: the submessages of the received bundles are the result
+ * (their data stays in x2's inbox). */
 static int unbundle(loc_req *r)
 {
-    const iso_inbox *in = &r->x2.in;
-    int err = MPI_SUCCESS;
-    r->result.ext = in->data;
-    for (int k = 0; k < in->n && err == MPI_SUCCESS; k++) {
-        const char *chunk = iso__inbox_at(in, k);
-        int pos = 0, origin, dest, bytes, data;
-        while (pos < in->msgs[k].bytes && err == MPI_SUCCESS) {
-            if ((err = iso__bundle_next(chunk, in->msgs[k].bytes, &pos, &origin, &dest, &bytes,
-                                        &data)) != MPI_SUCCESS)
-                break;
-            if (dest != r->rank || origin < 0 || origin >= r->loc->size)
-                return iso__error(ISO_ERR_INTERN);
-            err = iso__inbox_add(&r->result, origin, bytes, in->msgs[k].off + (size_t)data);
-        }
-    }
-    return err;
+    r->result.ext = r->x2.in.data;
+    return each_submessage(r, &r->x2.in, deliver);
 }
 
 static void progress(struct iso_request_s *req, int block)

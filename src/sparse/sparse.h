@@ -170,8 +170,9 @@ typedef struct {
     const iso_inbox *result;
 } iso_sdde_req;
 
-/* Makes the (inactive) request of an algorithm for call c; c and the
- * buffers it names must stay valid until the request is destroyed. */
+/* Makes the (inactive) request of an algorithm for call c (comm: the
+ * user's, for errors); c and the buffers it names must stay valid until
+ * the request is destroyed. */
 typedef int (*iso_sdde_make)(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 
 /* One exchange from the sender straight to the destination (exchange.c). */
@@ -195,8 +196,11 @@ typedef struct {
 extern const iso_sdde_algorithm iso__sdde_algorithms[];
 extern const int iso__sdde_nalgorithms;
 
-/* Index for a name ("auto" -> ISO_SDDE_AUTO), or the ALGORITHM code. */
+/* Index for a name, any case ("auto" -> ISO_SDDE_AUTO), or the ALGORITHM
+ * code. */
 int iso__sdde_lookup(const char *name, int *index);
+/* "auto, personalized, ..." for error messages. */
+void iso__sdde_names(char *buf, size_t size);
 /* auto's choice, from what every process knows alike: the number of
  * processes and nodes and whether sizes are constant (Alltoall_crs). */
 int iso__sdde_select(int nprocs, int nnodes, int constant);

@@ -193,7 +193,17 @@ static int compute(MPI_Comm comm, iso_locality **out)
         goto fn_fail;
     for (int r = 0; r < l->size; r++)
         if (keys[r] < 0) {
-            err = iso__error(ISO_ERR_INFO);
+            const char *map = getenv("ISO_NODE_MAP");
+            int wsize = 0;
+            MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+            if (key < 0 && map)
+                err = iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP=\"%.120s%s\" is "
+                                                   "not one node id (0, 1, ...) for each of the "
+                                                   "%d world ranks, separated by commas",
+                                     map, strlen(map) > 120 ? "..." : "", wsize);
+            else
+                err = iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP is malformed on "
+                                                   "rank %d", r);
             goto fn_fail;
         }
     if ((err = build(l, keys)) != MPI_SUCCESS ||
