@@ -26,7 +26,7 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
 
 /* The message mode for combining schedule s: the requested one where
  * possible, else the cheaper by the cost model. */
-static iso_msg_mode choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode,
+static iso_msg_mode choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mode,
                                 int persistent)
 {
     double bytes;
@@ -34,10 +34,10 @@ static iso_msg_mode choose_mode(const iso_sched *s, const iso_args *a, iso_msg_m
         return ISO_MODE_PACK;
     if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
         return ISO_MODE_DATATYPE;
-    if (!iso__pack_fits(s, bytes)) /* messages over 2 GiB cannot be packed */
+    if (!iso__pack_fits(f, bytes)) /* messages over 2 GiB cannot be packed */
         return ISO_MODE_DATATYPE;
-    return iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
-                   iso__cost(s, bytes, ISO_MODE_PACK, persistent)
+    return iso__cost(f, bytes, ISO_MODE_DATATYPE, persistent) <=
+                   iso__cost(f, bytes, ISO_MODE_PACK, persistent)
                ? ISO_MODE_DATATYPE
                : ISO_MODE_PACK;
 }
@@ -49,6 +49,7 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
     *chosen = ISO_MODE_PACK;
     if (requested != ISO_ALG_AUTO) {
         iso_sched *s;
+        iso_figures f;
         int err;
         if (requested < 0 || requested >= iso__nalgorithms)
             return iso__error(ISO_ERR_ALGORITHM);
@@ -57,7 +58,8 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             return MPI_SUCCESS; /* direct: no combined messages */
         if ((err = iso__schedule_get(nb, a, requested, &s)) != MPI_SUCCESS)
             return err;
-        *chosen = choose_mode(s, a, mode, persistent);
+        f = iso__sched_figures(s);
+        *chosen = choose_mode(&f, a, mode, persistent);
         iso__sched_release(s);
         return MPI_SUCCESS;
     }
@@ -69,18 +71,18 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
         return MPI_SUCCESS;
     best = iso__cost_direct(nb->s, bytes);
     for (int k = 1; k < iso__nalgorithms; k++) {
-        iso_sched *s;
+        iso_figures f;
         iso_msg_mode m;
         double c;
         if (!iso__algorithms[k].shared)
             continue;
-        if (iso__schedule_get(nb, a, k, &s) != MPI_SUCCESS)
-            continue; /* cannot build it: not a candidate */
-        m = choose_mode(s, a, mode, persistent);
-        c = iso__cost(s, bytes, m, persistent);
-        if (m == ISO_MODE_PACK && !iso__pack_fits(s, bytes))
+        /* the figures only: only the chosen schedule gets built */
+        if (iso__figures_get(nb, a, k, &f) != MPI_SUCCESS)
+            continue; /* cannot make it: not a candidate */
+        m = choose_mode(&f, a, mode, persistent);
+        c = iso__cost(&f, bytes, m, persistent);
+        if (m == ISO_MODE_PACK && !iso__pack_fits(&f, bytes))
             c = best; /* its messages would exceed pack mode's 2 GiB */
-        iso__sched_release(s);
         if (c < best) {
             best = c;
             *index = k;
