@@ -1263,7 +1263,7 @@ static void check_structure(sim_t *S, int x)
              "diverge",
              pname(g, x), s->ntags, pname(g, 0), s0->ntags);
     if (s->struct_phases != s0->struct_phases || s->struct_msgs != s0->struct_msgs ||
-        s->struct_hops != s0->struct_hops)
+        s->struct_hops != s0->struct_hops || s->struct_max_entries != s0->struct_max_entries)
         FAIL("cost-model figures differ: %s (%d, %d, %d), %s (%d, %d, %d): auto could choose "
              "differently",
              pname(g, x), s->struct_phases, s->struct_msgs, s->struct_hops, pname(g, 0),
@@ -1756,6 +1756,7 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
     double t0 = now();
     sim_t S;
     iso_nbh nb;
+    iso_figures figs;
 
     memset(res, 0, sizeof *res);
     memset(&S, 0, sizeof S);
@@ -1788,11 +1789,25 @@ static void verify_one(const geo_t *g, int alg, iso_coll coll, result_t *res)
                      pname(g, x), i, nb.sources[i], nb.targets[i], g->src[(size_t)x * s + i],
                      g->dst[(size_t)x * s + i]);
         }
+        /* auto's figures, computed from the routes without a schedule,
+         * must be those of the schedule built */
+        if (x == 0 && iso__algorithms[alg].shared &&
+            (err = iso__figures_get(&nb, &S.args, alg, &figs)) != MPI_SUCCESS)
+            FAIL("%s: iso__figures_get failed (error %d)", pname(g, x), err);
         err = iso__schedule_get(&nb, &S.args, alg, &S.P[x].s);
+        if (x == 0 && err == MPI_SUCCESS && iso__algorithms[alg].shared) {
+            iso_figures built = iso__sched_figures(S.P[x].s);
+            if (memcmp(&built, &figs, sizeof figs) != 0)
+                FAIL("figures without building (phases %d, messages %d, hops %d, most blocks "
+                     "per message %d) differ from the schedule's (%d, %d, %d, %d)",
+                     figs.phases, figs.msgs, figs.hops, figs.max_entries, built.phases,
+                     built.msgs, built.hops, built.max_entries);
+        }
         for (size_t k = 0; k < sizeof nb.cache / sizeof nb.cache[0]; k++)
             for (int a = 0; a < ISO_MAX_ALGORITHMS; a++) {
                 iso__sched_release(nb.cache[k][a]);
                 nb.cache[k][a] = NULL;
+                nb.have_figures[k][a] = 0;
             }
         if (err != MPI_SUCCESS || S.P[x].s == NULL) {
             char msg[MPI_MAX_ERROR_STRING + 1];
@@ -1954,6 +1969,7 @@ static long check_auto(const geo_t *g)
                 for (int e = 0; e < ISO_MAX_ALGORITHMS; e++) {
                     iso__sched_release(nb.cache[q][e]);
                     nb.cache[q][e] = NULL;
+                    nb.have_figures[q][e] = 0; /* each process decides afresh */
                 }
             if (err != MPI_SUCCESS || idx < 0 || idx >= iso__nalgorithms) {
                 FAIL("%s on %s: auto fails (error %d, index %d)", iso__coll_names[k],

@@ -6,9 +6,9 @@
 #include <strings.h>
 
 const iso_algorithm iso__algorithms[] = {
-    {"direct", iso__build_direct, 0},
-    {"dimwise", iso__build_dimwise, 1},
-    {"bruck", iso__build_bruck, 1},
+    {"direct", iso__build_direct, NULL, 0},
+    {"dimwise", iso__build_dimwise, iso__figures_dimwise, 1},
+    {"bruck", iso__build_bruck, iso__figures_bruck, 1},
 };
 const int iso__nalgorithms = (int)(sizeof iso__algorithms / sizeof iso__algorithms[0]);
 
@@ -67,5 +67,23 @@ int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out)
         return err;
     (*slot)->refs++;
     *out = *slot;
+    return MPI_SUCCESS;
+}
+
+int iso__figures_get(iso_nbh *nb, const iso_args *a, int alg, iso_figures *out)
+{
+    int err;
+    if (!iso__algorithms[alg].shared)
+        return iso__error(ISO_ERR_INTERN);
+    if (nb->cache[a->coll][alg]) {
+        *out = iso__sched_figures(nb->cache[a->coll][alg]);
+        return MPI_SUCCESS;
+    }
+    if (!nb->have_figures[a->coll][alg]) {
+        if ((err = iso__algorithms[alg].figures(nb, a, &nb->figures[a->coll][alg])) != MPI_SUCCESS)
+            return err;
+        nb->have_figures[a->coll][alg] = 1;
+    }
+    *out = nb->figures[a->coll][alg];
     return MPI_SUCCESS;
 }

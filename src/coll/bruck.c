@@ -116,3 +116,18 @@ int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out)
     free(line);
     return err;
 }
+
+int iso__figures_bruck(const iso_nbh *nb, const iso_args *a, iso_figures *out)
+{
+    int *line = malloc(sizeof(int) * (size_t)(nb->d + 1)), err;
+    iso_figures alt;
+    if (line == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    err = iso__combining_figures(nb, a, route_dims, NULL, out);
+    if (err == MPI_SUCCESS && nb->d > 1 && find_line(nb, line) &&
+        (err = iso__combining_figures(nb, a, route_line, line, &alt)) == MPI_SUCCESS &&
+        alt.msgs < out->msgs) /* the variant iso__build_bruck takes */
+        *out = alt;
+    free(line);
+    return err;
+}

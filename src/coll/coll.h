@@ -16,10 +16,14 @@
 
 /* ---- algorithms (algorithms.c) ---------------------------------------------- */
 typedef int (*iso_builder)(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+/* The structural figures of the schedule build would make, without
+ * building it (what auto needs to decide). */
+typedef int (*iso_figurer)(const iso_nbh *nb, const iso_args *a, iso_figures *out);
 
 typedef struct {
     const char *name;
     iso_builder build;
+    iso_figurer figures; /* shared algorithms */
     /* The schedule depends only on the neighborhood and the collective
      * family: built once, cached in the neighborhood, shared by requests,
      * and its ops find the user's blocks through the request's arguments
@@ -40,6 +44,10 @@ void iso__algorithm_names(char *buf, size_t len);
 /* The schedule of algorithm alg for a call: from the cache, or built.
  * Returns a new reference in *out. */
 int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
+/* The structural figures of shared algorithm alg's schedule for a's
+ * collective family: from the cached schedule or figures, else computed
+ * from the routes (and cached) without building the schedule. */
+int iso__figures_get(iso_nbh *nb, const iso_args *a, int alg, iso_figures *out);
 
 /* ---- selection (select.c) and the cost model (cost.c) ------------------------ */
 /* Resolves auto with the cost model, and chooses the message mode of
@@ -48,9 +56,9 @@ int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
  * agreed one, whether the operation is persistent), so all processes agree. */
 int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
                           int persistent, int *index, iso_msg_mode *chosen);
-/* Modelled time of schedule s (its structural figures) for blocks of
+/* Modelled time of a schedule with structural figures f for blocks of
  * block_bytes, combined messages made in mode (PACK or DATATYPE). */
-double iso__cost(const iso_sched *s, double block_bytes, iso_msg_mode mode, int persistent);
+double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent);
 /* Modelled time of direct: one message per neighbor in one phase. */
 double iso__cost_direct(int s, double block_bytes);
 
@@ -58,6 +66,8 @@ double iso__cost_direct(int s, double block_bytes);
 int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out);
 int iso__build_dimwise(const iso_nbh *nb, const iso_args *a, iso_sched *out);
 int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out);
+int iso__figures_dimwise(const iso_nbh *nb, const iso_args *a, iso_figures *out);
+int iso__figures_bruck(const iso_nbh *nb, const iso_args *a, iso_figures *out);
 
 /* Message combining (combining.c): a route is a list of hops in increasing
  * phase order, each step times the unit vector of dimension dim, or, for
@@ -71,6 +81,10 @@ typedef int (*iso_route_fn)(const iso_nbh *nb, const int *line, const int *c, is
                             int maxhops);
 int iso__build_combining(const iso_nbh *nb, const iso_args *a, iso_route_fn route,
                          const int *line, iso_sched *out);
+/* The figures iso__build_combining would set, from the routes alone:
+ * O(hops log hops), no schedule. */
+int iso__combining_figures(const iso_nbh *nb, const iso_args *a, iso_route_fn route,
+                           const int *line, iso_figures *out);
 
 /* ---- describing and checking a call (collectives.c, validate.c) ------------- */
 static inline iso_side iso__side_strided(int count, MPI_Datatype type)

@@ -67,14 +67,14 @@ static cost_t cost_params(void)
     return params;
 }
 
-double iso__cost(const iso_sched *s, double block_bytes, iso_msg_mode mode, int persistent)
+double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent)
 {
     cost_t c = cost_params();
-    double bytes = (double)s->struct_hops * block_bytes;
-    double t = c.gamma * s->struct_phases + c.alpha * s->struct_msgs + c.beta * bytes;
+    double bytes = (double)f->hops * block_bytes;
+    double t = c.gamma * f->phases + c.alpha * f->msgs + c.beta * bytes;
     if (mode == ISO_MODE_DATATYPE)
-        return t + c.dtype * bytes + (persistent ? 0.0 : 2.0 * c.build * s->struct_msgs);
-    return t + 2.0 * c.pack * bytes + c.probe * s->struct_msgs;
+        return t + c.dtype * bytes + (persistent ? 0.0 : 2.0 * c.build * f->msgs);
+    return t + 2.0 * c.pack * bytes + c.probe * f->msgs;
 }
 
 double iso__cost_direct(int s, double block_bytes)

@@ -22,3 +22,8 @@ int iso__build_dimwise(const iso_nbh *nb, const iso_args *a, iso_sched *out)
 {
     return iso__build_combining(nb, a, route, NULL, out);
 }
+
+int iso__figures_dimwise(const iso_nbh *nb, const iso_args *a, iso_figures *out)
+{
+    return iso__combining_figures(nb, a, route, NULL, out);
+}

@@ -24,16 +24,16 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
     return 1;
 }
 
-/* The message mode for combining schedule s: the requested one, or under
- * auto the cheaper by the cost model.  An explicit mode that cannot carry
- * these blocks is an error (only auto chooses), unless the schedule
- * combines no messages at all (s = 0). */
-static int choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode, int persistent,
+/* The message mode for a combining schedule with figures f: the requested
+ * one, or under auto the cheaper by the cost model.  An explicit mode that
+ * cannot carry these blocks is an error (only auto chooses), unless the
+ * schedule combines no messages at all (s = 0). */
+static int choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mode, int persistent,
                        iso_msg_mode *chosen)
 {
     double bytes;
-    /* structural: every process has the same struct_msgs, so all agree */
-    if (mode == ISO_MODE_DATATYPE && !iso__datatype_possible(a) && s->struct_msgs > 0)
+    /* structural: every process has the same figures, so all agree */
+    if (mode == ISO_MODE_DATATYPE && !iso__datatype_possible(a) && f->msgs > 0)
         return iso__error_msg(ISO_ERR_ALGORITHM,
                               "iso_combine=datatype cannot combine the v and w forms of "
                               "alltoall and allgather (processes that forward a block do not "
@@ -42,11 +42,11 @@ static int choose_mode(const iso_sched *s, const iso_args *a, iso_msg_mode mode,
         *chosen = ISO_MODE_PACK;
     else if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
         *chosen = ISO_MODE_DATATYPE;
-    else if (!iso__pack_fits(s, bytes)) /* messages over 2 GiB cannot be packed */
+    else if (!iso__pack_fits(f, bytes)) /* messages over 2 GiB cannot be packed */
         *chosen = ISO_MODE_DATATYPE;
     else
-        *chosen = iso__cost(s, bytes, ISO_MODE_DATATYPE, persistent) <=
-                          iso__cost(s, bytes, ISO_MODE_PACK, persistent)
+        *chosen = iso__cost(f, bytes, ISO_MODE_DATATYPE, persistent) <=
+                          iso__cost(f, bytes, ISO_MODE_PACK, persistent)
                       ? ISO_MODE_DATATYPE
                       : ISO_MODE_PACK;
     return MPI_SUCCESS;
@@ -59,6 +59,7 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
     *chosen = ISO_MODE_PACK;
     if (requested != ISO_ALG_AUTO) {
         iso_sched *s;
+        iso_figures f;
         int err;
         if (requested < 0 || requested >= iso__nalgorithms)
             return iso__error_msg(ISO_ERR_ALGORITHM, "algorithm index %d", requested);
@@ -67,7 +68,8 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             return MPI_SUCCESS; /* direct: no combined messages */
         if ((err = iso__schedule_get(nb, a, requested, &s)) != MPI_SUCCESS)
             return err;
-        err = choose_mode(s, a, mode, persistent, chosen);
+        f = iso__sched_figures(s);
+        err = choose_mode(&f, a, mode, persistent, chosen);
         iso__sched_release(s);
         return err;
     }
@@ -79,21 +81,19 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
         return MPI_SUCCESS;
     best = iso__cost_direct(nb->s, bytes);
     for (int k = 1; k < iso__nalgorithms; k++) {
-        iso_sched *s;
+        iso_figures f;
         iso_msg_mode m;
         double c;
         if (!iso__algorithms[k].shared)
             continue;
-        if (iso__schedule_get(nb, a, k, &s) != MPI_SUCCESS)
-            continue; /* cannot build it: not a candidate */
-        if (choose_mode(s, a, mode, persistent, &m) != MPI_SUCCESS) {
-            iso__sched_release(s);
+        /* the figures only: only the chosen schedule gets built */
+        if (iso__figures_get(nb, a, k, &f) != MPI_SUCCESS)
+            continue; /* cannot make it: not a candidate */
+        if (choose_mode(&f, a, mode, persistent, &m) != MPI_SUCCESS)
             continue; /* cannot run in the requested mode: not a candidate */
-        }
-        c = iso__cost(s, bytes, m, persistent);
-        if (m == ISO_MODE_PACK && !iso__pack_fits(s, bytes))
+        c = iso__cost(&f, bytes, m, persistent);
+        if (m == ISO_MODE_PACK && !iso__pack_fits(&f, bytes))
             c = best; /* its messages would exceed pack mode's 2 GiB */
-        iso__sched_release(s);
         if (c < best) {
             best = c;
             *index = k;

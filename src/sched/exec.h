@@ -28,6 +28,7 @@ typedef struct {
     int npending;
     void **msgbuf; /* packed messages */
     size_t *msgcap, *msglen;
+    size_t *entry_off; /* per piece of an incoming packed message: its offset */
     void *tmp; /* one reduction vector */
     size_t tmpcap;
     void **acc; /* the schedule's accumulators, one vector each */
@@ -54,6 +55,8 @@ iso_place iso__place_of(const iso_sreq *r, iso_piece pc);
 int iso__pack_message(iso_sreq *r, int m);
 /* Receives message m of count packed bytes (probed) into its buffer. */
 int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes);
+/* Finds the entries of the received packed message m (once per arrival). */
+int iso__msg_index(iso_sreq *r, int m);
 int iso__deliver(iso_sreq *r, const iso_op *op);
 void iso__msgbufs_free(iso_sreq *r);
 

@@ -162,6 +162,8 @@ static void check_messages(iso_sreq *r)
         if (!r->datatype) {
             if (r->msglen[op->msg] == 0)
                 fail(r, MPI_ERR_OTHER);
+            else
+                fail(r, iso__msg_index(r, op->msg));
             continue;
         }
         if (MPI_Type_size_x(r->msgtype[op->msg], &want) != MPI_SUCCESS || r->got[k] < 0)
@@ -326,14 +328,15 @@ int iso__sched_request_describe(const struct iso_request_s *req, const char **al
  * (others are caught when packed: fail() then keeps the peers going). */
 static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mode)
 {
+    iso_figures f = iso__sched_figures(sched);
     MPI_Count size;
     int err;
     if (mode != ISO_MODE_PACK || sched->nmsgs == 0 || !iso__datatype_possible(a))
         return MPI_SUCCESS;
     if ((err = MPI_Type_size_x(a->recv.type, &size)) != MPI_SUCCESS)
         return err;
-    return iso__pack_fits(sched, (double)size * a->recv.count) ? MPI_SUCCESS
-                                                                : iso__error(ISO_ERR_COUNT);
+    return iso__pack_fits(&f, (double)size * a->recv.count) ? MPI_SUCCESS
+                                                             : iso__error(ISO_ERR_COUNT);
 }
 
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
@@ -372,8 +375,9 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
         r->msgcap = calloc((size_t)nm + 1, sizeof *r->msgcap);
     }
     r->msglen = calloc((size_t)nm + 1, sizeof *r->msglen);
+    r->entry_off = malloc(sizeof *r->entry_off * ((size_t)sched->npieces + 1));
     if (!r->reqs || !r->stats || !r->reqop || !r->got || !r->pending || !r->scratch_mem ||
-        !r->msgbuf || !r->msgcap || !r->msglen)
+        !r->msgbuf || !r->msgcap || !r->msglen || !r->entry_off)
         err = iso__error(ISO_ERR_NOMEM);
     if (!err && retain_args)
         err = iso__args_retain(r, s);

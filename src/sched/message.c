@@ -53,20 +53,31 @@ static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst
     return err;
 }
 
-/* Pointer to and size of entry k of packed message m. */
+/* Pointer to and size of entry k of packed message m (indexed when it
+ * arrived: iso__msg_index). */
 static int entry_at(const iso_sreq *r, int m, int k, char **ptr, size_t *size)
 {
-    int n = r->sched->msgs[m].n;
     const int64_t *hdr = r->msgbuf[m];
-    size_t off = (size_t)n * sizeof(int64_t);
-    if (r->msglen[m] < off || k >= n)
+    if (k >= r->sched->msgs[m].n || r->msglen[m] < (size_t)r->sched->msgs[m].n * sizeof(int64_t))
         return iso__error(ISO_ERR_INTERN);
-    for (int j = 0; j < k; j++)
-        off += (size_t)hdr[j];
     *size = (size_t)hdr[k];
-    if (off + *size > r->msglen[m])
+    *ptr = (char *)r->msgbuf[m] + r->entry_off[r->sched->msgs[m].first + k];
+    return MPI_SUCCESS;
+}
+
+int iso__msg_index(iso_sreq *r, int m)
+{
+    const iso_msg *msg = &r->sched->msgs[m];
+    const int64_t *hdr = r->msgbuf[m];
+    size_t off = (size_t)msg->n * sizeof(int64_t);
+    if (r->msglen[m] < off)
         return iso__error(ISO_ERR_INTERN);
-    *ptr = (char *)r->msgbuf[m] + off;
+    for (int k = 0; k < msg->n; k++) {
+        if (hdr[k] < 0 || (size_t)hdr[k] > r->msglen[m] - off)
+            return iso__error(ISO_ERR_INTERN);
+        r->entry_off[msg->first + k] = off;
+        off += (size_t)hdr[k];
+    }
     return MPI_SUCCESS;
 }
 
@@ -232,5 +243,6 @@ void iso__msgbufs_free(iso_sreq *r)
         free(r->msgcap);
     }
     free(r->msglen);
+    free(r->entry_off);
     free(r->tmp);
 }

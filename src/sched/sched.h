@@ -135,6 +135,15 @@ typedef struct {
 } iso_msg;
 
 /* ---- the schedule ------------------------------------------------------------ */
+/* A schedule's structural figures, the same on every process (those of a
+ * process of a torus): what the cost model and pack mode's size limit use.
+ * Combining algorithms can compute them from the routes alone, without
+ * building the schedule (coll/combining.c). */
+typedef struct {
+    int phases, msgs, hops; /* communication phases, messages, block hops */
+    int max_entries;        /* the most blocks one combined message carries */
+} iso_figures;
+
 /* Round r is ops[round_end[r-1] .. round_end[r]).  Empty rounds are kept, so
  * that processes at the border of a mesh have the rounds of those inside. */
 typedef struct iso_sched_s {
@@ -207,11 +216,13 @@ typedef enum { ISO_MODE_AUTO, ISO_MODE_PACK, ISO_MODE_DATATYPE } iso_msg_mode;
 /* Can the blocks of a be described by datatypes everywhere (every process
  * knows the size of every block it receives or forwards)? */
 int iso__datatype_possible(const iso_args *a);
+/* The structural figures of schedule s. */
+iso_figures iso__sched_figures(const iso_sched *s);
 /* Pack mode counts bytes in int (MPI_Pack, MPI_Get_count): does every
- * combined message of s, with blocks of block_bytes and its header of one
- * int64 per block, stay below 2^31 bytes?  Structural: the same answer on
- * every process. */
-int iso__pack_fits(const iso_sched *s, double block_bytes);
+ * combined message, with blocks of block_bytes and its header of one int64
+ * per block, stay below 2^31 bytes?  Structural: the same answer on every
+ * process. */
+int iso__pack_fits(const iso_figures *f, double block_bytes);
 
 /* A request running sched (takes a reference) on the private communicator
  * priv (takes a reference, reserves the schedule's tags), bound to the

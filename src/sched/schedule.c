@@ -214,7 +214,13 @@ int iso__datatype_possible(const iso_args *a)
     return a->recv.layout == ISO_LAYOUT_STRIDED || a->recv.layout == ISO_LAYOUT_SAME;
 }
 
-int iso__pack_fits(const iso_sched *s, double block_bytes)
+iso_figures iso__sched_figures(const iso_sched *s)
 {
-    return (double)s->struct_max_entries * (8.0 + block_bytes) <= (double)INT_MAX;
+    return (iso_figures){s->struct_phases, s->struct_msgs, s->struct_hops,
+                         s->struct_max_entries};
+}
+
+int iso__pack_fits(const iso_figures *f, double block_bytes)
+{
+    return (double)f->max_entries * (8.0 + block_bytes) <= (double)INT_MAX;
 }

@@ -54,6 +54,9 @@ typedef struct {
     /* Schedules that depend only on the neighborhood (message combining),
      * per [collective][algorithm]; built on first use by coll/. */
     iso_sched *cache[ISO_NCOLL][ISO_MAX_ALGORITHMS];
+    /* Their structural figures, computed without building them (auto). */
+    iso_figures figures[ISO_NCOLL][ISO_MAX_ALGORITHMS];
+    unsigned char have_figures[ISO_NCOLL][ISO_MAX_ALGORITHMS];
 } iso_nbh;
 
 static inline iso_grid iso__nbh_grid(const iso_nbh *nb)
