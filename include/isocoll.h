@@ -26,11 +26,23 @@
  * request's communicator when there is one, else through MPI_COMM_WORLD.
  * Errors detected locally (bad arguments) are reported before any
  * communication starts, so they never leave other processes hanging in a
- * half-started operation of this process.
+ * half-started operation of this process.  MPI errors of the library's own
+ * messages (e.g. MPI_ERR_TRUNCATE when processes pass different counts)
+ * are returned as that error, raised through the handler the communicator
+ * has at the time of the call; a process whose part failed still takes
+ * part in the rest of the operation (sending empty messages), so nothing
+ * hangs, and a process that receives such a message fails with
+ * MPI_ERR_OTHER.  On MPICH, which raises completion errors through
+ * MPI_COMM_WORLD, MPI_COMM_WORLD returns errors while the library
+ * progresses requests.
  *
- * Threads.  The library keeps per-communicator state and a progress list of
- * active requests; call it from one thread at a time (MPI_THREAD_FUNNELED or
- * MPI_THREAD_SERIALIZED use).
+ * Threads.  Calls on different isocomms may run concurrently in different
+ * threads (MPI_THREAD_MULTIPLE); the library's shared state (the list of
+ * active requests, error classes, keyvals) is locked, and a request is
+ * progressed by one thread at a time.  As in MPI, calls on one
+ * communicator must not overlap, and one request must not be waited for or
+ * tested by two threads at once.  Without MPI_THREAD_MULTIPLE, call the
+ * library from one thread at a time.
  */
 #ifndef ISOCOLL_H
 #define ISOCOLL_H
@@ -142,7 +154,9 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  *
  * MPI_Comm_dup of an isocomm: the duplicate carries a copy of the
  * neighborhood (same offsets, algorithm) and gets its own private
- * communicator at its first collective, so it is an independent isocomm. */
+ * communicator at its first collective (with MPI_Comm_idup, so a first
+ * nonblocking or persistent call does not wait for the other processes),
+ * so it is an independent isocomm. */
 ISO_API int Iso_neighborhood_create(MPI_Comm cartcomm, int s, const int relative_coordinates[],
                                     MPI_Comm *isocomm);
 ISO_API int Iso_neighborhood_create_with_info(MPI_Comm cartcomm, int s,
@@ -193,8 +207,11 @@ ISO_API int Cart_neighborhood_graph_get(MPI_Comm cartcomm, int max_s, int source
  * and receive types over halo cells,
  *     Iso_neighbor_alltoallw(grid, ones, sdispls, types,
  *                            grid, ones, rdispls, types, iso);
- * Overlapping send and receive regions are erroneous, as in MPI: the results
- * are undefined.  MPI_IN_PLACE is not supported (ISO_ERR_ARG).
+ * Overlapping send and receive regions are erroneous, as in MPI.  Where the
+ * blocks have no gaps (count x type fills its extent, e.g. sendbuf ==
+ * recvbuf with MPI_INT blocks) the library finds the overlap and returns
+ * ISO_ERR_ARG; for blocks with gaps the results are undefined.
+ * MPI_IN_PLACE is not supported (ISO_ERR_ARG).
  *
  * Slots of MPI_PROC_NULL neighbors are not read and not written.
  * Displacements: alltoall/allgather blocks are consecutive (i * count *
@@ -345,13 +362,17 @@ ISO_API int Iso_neighbor_scatter_reduce_init(const void *sendbuf, const int send
  *            process makes every process's _init fail with its class
  * Combined messages (dimwise, bruck) are made in one of two ways (info key
  * iso_combine, environment ISO_COMBINE):
- *   pack      the library packs each message; works for every form
+ *   pack      the library packs each message; works for every form, for
+ *             messages below 2 GiB (MPI_Pack counts in int): a larger one is
+ *             ISO_ERR_COUNT, before any communication where every process
+ *             knows the block sizes
  *   datatype  no copies by the library (struct datatypes over the user's
  *             buffers); needs block sizes every process knows, so it cannot
  *             carry the v/w forms of alltoall and allgather: naming both a
  *             combining algorithm and datatype for them is an error
  *             (ISO_ERR_ALGORITHM); auto then combines only with pack
- *   auto      the cheaper by the cost model, the same choice on every process
+ *   auto      the cheaper by the cost model, the same choice on every
+ *             process; never pack for messages of 2 GiB or more
  * The mode concerns combined messages only: direct sends none and ignores it.
  * Schedules are built once per neighborhood and cached.  DESIGN.md explains
  * the schedule format, both modes, the cache and the cost model.
