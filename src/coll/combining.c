@@ -281,7 +281,9 @@ static int routes_make(trie_t *t, iso_route_fn route, int **phases, int *nphases
         }
         t->first[i] = t->nall;
         t->nhops[i] = n;
-        if ((err = iso__grow(&t->hops, &t->all_cap, t->nall + n, sizeof *t->hops)) == MPI_SUCCESS)
+        /* n = 0 (the zero offset): nothing to copy, and hops may still be NULL */
+        if (n > 0 &&
+            (err = iso__grow(&t->hops, &t->all_cap, t->nall + n, sizeof *t->hops)) == MPI_SUCCESS)
             memcpy(t->hops + t->nall, one, sizeof(iso_hop) * (size_t)n);
         t->nall += n;
     }
