@@ -94,40 +94,43 @@ static int find_line(const iso_nbh *nb, int *line)
     return 1;
 }
 
+/* The variant bruck takes: the line (*use_line, line set) if every offset
+ * lies on one and it sends fewer messages, else per dimension; and that
+ * variant's figures.  Decided from the figures, so only one is built. */
+static int choose_variant(const iso_nbh *nb, const iso_args *a, int *line, int *use_line,
+                          iso_figures *f)
+{
+    iso_figures alt;
+    int err = iso__combining_figures(nb, a, route_dims, NULL, f);
+    *use_line = 0;
+    if (err == MPI_SUCCESS && nb->d > 1 && find_line(nb, line) &&
+        (err = iso__combining_figures(nb, a, route_line, line, &alt)) == MPI_SUCCESS &&
+        alt.msgs < f->msgs) {
+        *f = alt;
+        *use_line = 1;
+    }
+    return err;
+}
+
 int iso__build_bruck(const iso_nbh *nb, const iso_args *a, iso_sched *out)
 {
-    int *line = malloc(sizeof(int) * (size_t)(nb->d + 1)), err;
-    iso_sched alt;
+    int *line = malloc(sizeof(int) * (size_t)(nb->d + 1)), use_line, err;
+    iso_figures f;
     if (line == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    err = iso__build_combining(nb, a, route_dims, NULL, out);
-    if (err == MPI_SUCCESS && nb->d > 1 && find_line(nb, line)) {
-        iso__sched_init(&alt);
-        err = iso__build_combining(nb, a, route_line, line, &alt);
-        if (err == MPI_SUCCESS && alt.struct_msgs < out->struct_msgs) {
-            int refs = out->refs;
-            iso__sched_destroy(out);
-            *out = alt;
-            out->refs = refs;
-        } else {
-            iso__sched_destroy(&alt);
-        }
-    }
+    if ((err = choose_variant(nb, a, line, &use_line, &f)) == MPI_SUCCESS)
+        err = iso__build_combining(nb, a, use_line ? route_line : route_dims,
+                                   use_line ? line : NULL, out);
     free(line);
     return err;
 }
 
 int iso__figures_bruck(const iso_nbh *nb, const iso_args *a, iso_figures *out)
 {
-    int *line = malloc(sizeof(int) * (size_t)(nb->d + 1)), err;
-    iso_figures alt;
+    int *line = malloc(sizeof(int) * (size_t)(nb->d + 1)), use_line, err;
     if (line == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    err = iso__combining_figures(nb, a, route_dims, NULL, out);
-    if (err == MPI_SUCCESS && nb->d > 1 && find_line(nb, line) &&
-        (err = iso__combining_figures(nb, a, route_line, line, &alt)) == MPI_SUCCESS &&
-        alt.msgs < out->msgs) /* the variant iso__build_bruck takes */
-        *out = alt;
+    err = choose_variant(nb, a, line, &use_line, out);
     free(line);
     return err;
 }
