@@ -449,7 +449,11 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *                            (on every process p slots as large as the
  *                            largest message of the call anywhere);
  *                            Iso_alltoall_crs only (Iso_alltoallv_crs:
- *                            ISO_ERR_ALGORITHM)
+ *                            ISO_ERR_ALGORITHM).  Open MPI 4: do not
+ *                            make the first rma call on two disjoint
+ *                            communicators of one MPI_Comm_split at the
+ *                            same time (its windows then share one
+ *                            shared-memory file: ompi#9492; DESIGN.md)
  *     locality-personalized, locality-nbx
  *                            all of a process's messages for one node go
  *                            as one message to one process of that node,
