@@ -1,6 +1,7 @@
-/* What a cached schedule keeps of its message buffers between calls (issue
- * 14, item 8), read with the library's internal iso__sched_spare_bytes
- * over the neighborhood's cache: after a big pack-mode alltoall the
+/* What a cached schedule, or a request kept by the blocking-call cache,
+ * keeps of its message buffers between calls (issue 14, item 8; issue 9),
+ * read with the library's internal iso__sched_spare_bytes and
+ * iso__sched_request_park over the neighborhood's caches: after a big pack-mode alltoall the
  * buffers are kept (the next big call reuses them), after small calls
  * they are gone (nothing above 2x what a call used, plus 4 KiB), and a
  * call whose buffers add up to more than ISO_SPARE_MAX keeps nothing.
@@ -19,17 +20,21 @@
 
 static MPI_Comm ocomm;
 
-/* Bytes kept by every cached schedule of comm's neighborhood. */
+/* Bytes kept by every cached schedule of comm's neighborhood and by the
+ * requests its blocking-call cache keeps (issue 9). */
 static size_t kept(MPI_Comm comm)
 {
     iso_state *st;
     size_t bytes = 0;
     if (iso__state_get(comm, 0, &st) != MPI_SUCCESS)
         return (size_t)-1;
-    for (int c = 0; c < ISO_NCOLL; c++)
+    for (int c = 0; c < ISO_NCOLL; c++) {
         for (int a = 0; a < ISO_MAX_ALGORITHMS; a++)
             if (st->nbh->cache[c][a])
                 bytes += iso__sched_spare_bytes(st->nbh->cache[c][a]);
+        if (st->nbh->call_req[c])
+            bytes += iso__sched_request_park(st->nbh->call_req[c]);
+    }
     return bytes;
 }
 

@@ -44,6 +44,13 @@ void iso__algorithm_names(char *buf, size_t len);
 /* The schedule of algorithm alg for a call: from the cache, or built.
  * Returns a new reference in *out. */
 int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
+/* The blocking-call cache (callcache.c).  take: the finished request of an
+ * earlier blocking call with the same block layout, rebound to a's buffers
+ * (and a's extents set as validation would), or NULL.  put: keeps the
+ * finished request r of a successful blocking call (reused: r came from
+ * take), or destroys it if it cannot. */
+struct iso_request_s *iso__callcache_take(iso_nbh *nb, iso_args *a);
+void iso__callcache_put(iso_nbh *nb, const iso_args *a, struct iso_request_s *r, int reused);
 /* The structural figures of shared algorithm alg's schedule for a's
  * collective family: from the cached schedule or figures, else computed
  * from the routes (and cached) without building the schedule. */
@@ -57,8 +64,10 @@ int iso__figures_get(iso_nbh *nb, const iso_args *a, int alg, iso_figures *out);
 int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
                           int persistent, int *index, iso_msg_mode *chosen);
 /* Modelled time of a schedule with structural figures f for blocks of
- * block_bytes, combined messages made in mode (PACK or DATATYPE). */
-double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent);
+ * block_bytes, combined messages made in mode (PACK or DATATYPE); probed:
+ * pack mode probes for the size of each message (the v/w forms). */
+double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent,
+                 int probed);
 /* Modelled time of direct: one message per neighbor in one phase. */
 double iso__cost_direct(int s, double block_bytes);
 

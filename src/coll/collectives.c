@@ -62,7 +62,7 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
     iso_state *st;
     iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
-    int alg, requested, shared, err;
+    int alg, requested, shared, err, reused = 0;
     iso_msg_mode mode, chosen;
 
     if (call != BLOCKING) {
@@ -72,6 +72,10 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
     }
     if ((err = iso__state_get(comm, 1, &st)) != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
+    if (call == BLOCKING && (r = iso__callcache_take(st->nbh, a)) != NULL) {
+        reused = 1;
+        goto execute;
+    }
     requested = st->nbh->algorithm;
     mode = st->nbh->mode;
     err = iso__args_validate(a, st->nbh);
@@ -105,14 +109,23 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
         *request = r;
         return MPI_SUCCESS;
     }
-    err = iso__request_start(r);
-    if (err == MPI_SUCCESS && call == NONBLOCKING) {
+execute:
+    if (call == NONBLOCKING) {
+        if ((err = iso__request_start(r)) != MPI_SUCCESS) {
+            iso__request_destroy(r);
+            return iso__raise_in(fn, comm, err);
+        }
         *request = r;
         return MPI_SUCCESS;
     }
-    if (err == MPI_SUCCESS)
+    iso__world_errors_return(1);
+    if ((err = iso__request_start(r)) == MPI_SUCCESS)
         err = iso__request_wait(r);
-    iso__request_destroy(r);
+    iso__world_errors_return(0);
+    if (err == MPI_SUCCESS) /* blocking: kept for the next call like it */
+        iso__callcache_put(st->nbh, a, r, reused);
+    else
+        iso__request_destroy(r);
     return iso__raise_in(fn, comm, err);
 }
 

@@ -1,7 +1,8 @@
 /* The cost model (DESIGN.md, "Selection and the cost model"):
  *   time = gamma * phases + alpha * messages + beta * bytes sent
  *          + pack mode:     pack * 2 * bytes (packed and unpacked)
- *                           + probe * messages
+ *                           + probe * messages (only where the receiver
+ *                             cannot know a message's size: v/w forms)
  *          + datatype mode: dtype * bytes
  *                           + build * 2 * messages (a struct type per
  *                             message at each end, built per call; once
@@ -67,14 +68,15 @@ static cost_t cost_params(void)
     return params;
 }
 
-double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent)
+double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent,
+                 int probed)
 {
     cost_t c = cost_params();
     double bytes = (double)f->hops * block_bytes;
     double t = c.gamma * f->phases + c.alpha * f->msgs + c.beta * bytes;
     if (mode == ISO_MODE_DATATYPE)
         return t + c.dtype * bytes + (persistent ? 0.0 : 2.0 * c.build * f->msgs);
-    return t + 2.0 * c.pack * bytes + c.probe * f->msgs;
+    return t + 2.0 * c.pack * bytes + (probed ? c.probe * f->msgs : 0.0);
 }
 
 double iso__cost_direct(int s, double block_bytes)

@@ -45,8 +45,8 @@ static int choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mod
     else if (!iso__pack_fits(f, bytes)) /* messages over 2 GiB cannot be packed */
         *chosen = ISO_MODE_DATATYPE;
     else
-        *chosen = iso__cost(f, bytes, ISO_MODE_DATATYPE, persistent) <=
-                          iso__cost(f, bytes, ISO_MODE_PACK, persistent)
+        *chosen = iso__cost(f, bytes, ISO_MODE_DATATYPE, persistent, 0) <=
+                          iso__cost(f, bytes, ISO_MODE_PACK, persistent, 0)
                       ? ISO_MODE_DATATYPE
                       : ISO_MODE_PACK;
     return MPI_SUCCESS;
@@ -91,7 +91,7 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             continue; /* cannot make it: not a candidate */
         if (choose_mode(&f, a, mode, persistent, &m) != MPI_SUCCESS)
             continue; /* cannot run in the requested mode: not a candidate */
-        c = iso__cost(&f, bytes, m, persistent);
+        c = iso__cost(&f, bytes, m, persistent, !iso__datatype_possible(a));
         if (m == ISO_MODE_PACK && !iso__pack_fits(&f, bytes))
             c = best; /* its messages would exceed pack mode's 2 GiB */
         if (c < best) {

@@ -65,6 +65,12 @@ int iso__type_check(MPI_Datatype t);
  * true extent of the whole (right for negative extents too; 0 and 0 for
  * count <= 0).  The COUNT code if the span overflows an MPI_Aint. */
 int iso__type_span(int count, MPI_Datatype t, MPI_Aint *lo, MPI_Aint *span);
+/* Caches that keep derived type handles: iso__type_watch(t) marks t (named
+ * types need nothing), and iso__type_generation() changes whenever a marked
+ * type is freed, so a cache entry of an older generation may name a type
+ * that no longer exists (or a new one under the same handle). */
+int iso__type_watch(MPI_Datatype t);
+unsigned long iso__type_generation(void);
 /* The library's own committed handle on derived type t (the same type map
  * and extent), valid after the user frees t; freed with MPI_Type_free. */
 int iso__type_hold(MPI_Datatype t, MPI_Datatype *held);
@@ -132,6 +138,12 @@ int iso__tags_reserve(iso_priv *p, int n);
  * One process-wide lock for the library's shared state: the active list,
  * the lazily registered error classes and keyvals, a private communicator
  * being duplicated.  Held only briefly, never across a blocking MPI call. */
+/* MPICH 4.0 raises errors of completion calls through MPI_COMM_WORLD's
+ * handler (request.c): between on=1 and on=0 it returns errors instead.
+ * Nests; the request functions do it themselves, and a caller running
+ * several of them in a row (a blocking call: start, then wait) may wrap
+ * them in one pair so the handler is swapped once. */
+void iso__world_errors_return(int on);
 void iso__lock(void);
 void iso__unlock(void);
 

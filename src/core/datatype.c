@@ -74,3 +74,49 @@ int iso__type_hold(MPI_Datatype t, MPI_Datatype *held)
         MPI_Type_free(held);
     return err;
 }
+
+/* ---- watching derived types for reuse of their handles --------------------
+ * A freed handle may name a new type later.  Caches that keep a derived
+ * type's handle (coll/callcache.c) give it an attribute whose delete
+ * callback, run when the user frees the type, advances a generation
+ * counter: an entry made in an older generation is never used.  Dups do not
+ * copy the attribute (MPI_TYPE_NULL_COPY_FN). */
+static int watch_keyval = MPI_KEYVAL_INVALID;
+static unsigned long watch_generation;
+
+static int watch_deleted(MPI_Datatype t, int keyval, void *value, void *extra)
+{
+    (void)t, (void)keyval, (void)value, (void)extra;
+    __atomic_add_fetch(&watch_generation, 1, __ATOMIC_RELAXED);
+    return MPI_SUCCESS;
+}
+
+static void watch_keyval_free(void)
+{
+    MPI_Type_free_keyval(&watch_keyval);
+}
+
+unsigned long iso__type_generation(void)
+{
+    return __atomic_load_n(&watch_generation, __ATOMIC_RELAXED);
+}
+
+int iso__type_watch(MPI_Datatype t)
+{
+    static int sentinel;
+    void *value;
+    int flag = 0, err = MPI_SUCCESS;
+    if (t == MPI_DATATYPE_NULL || iso__type_is_named(t))
+        return MPI_SUCCESS;
+    iso__lock();
+    if (watch_keyval == MPI_KEYVAL_INVALID &&
+        (err = MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, watch_deleted, &watch_keyval,
+                                      NULL)) == MPI_SUCCESS &&
+        (err = iso__at_finalize(watch_keyval_free)) != MPI_SUCCESS)
+        MPI_Type_free_keyval(&watch_keyval);
+    iso__unlock();
+    if (err == MPI_SUCCESS && (err = MPI_Type_get_attr(t, watch_keyval, &value, &flag)) ==
+                                  MPI_SUCCESS && !flag)
+        err = MPI_Type_set_attr(t, watch_keyval, &sentinel);
+    return err;
+}

@@ -55,7 +55,7 @@ void iso__unlock(void)
 static int world_swaps;
 static MPI_Errhandler world_handler = MPI_ERRHANDLER_NULL;
 
-static void world_errors_return(int on)
+void iso__world_errors_return(int on)
 {
     iso__lock();
     if (on && world_swaps++ == 0 &&
@@ -69,7 +69,7 @@ static void world_errors_return(int on)
     iso__unlock();
 }
 #else
-static void world_errors_return(int on)
+void iso__world_errors_return(int on)
 {
     (void)on;
 }
@@ -135,10 +135,10 @@ int iso__request_start(struct iso_request_s *r)
     r->active = 1;
     list_add(r);
     iso__unlock();
-    world_errors_return(1);
+    iso__world_errors_return(1);
     if ((err = r->kind->start(r)) != MPI_SUCCESS && iso__request_active(r))
         iso__request_complete(r, err);
-    world_errors_return(0);
+    iso__world_errors_return(0);
     iso__lock();
     r->busy = 0;
     active = r->active;
@@ -187,10 +187,10 @@ static void progress_all(void)
         batch[n++] = q;
     }
     iso__unlock();
-    world_errors_return(1);
+    iso__world_errors_return(1);
     for (int k = 0; k < n; k++)
         batch[k]->kind->progress(batch[k], 0);
-    world_errors_return(0);
+    iso__world_errors_return(0);
     iso__lock();
     for (int k = 0; k < n; k++)
         batch[k]->busy = 0;
@@ -212,9 +212,9 @@ int iso__request_wait(struct iso_request_s *r)
             r->busy = 1;
         iso__unlock();
         if (alone) {
-            world_errors_return(1);
+            iso__world_errors_return(1);
             r->kind->progress(r, 1); /* alone: let MPI block */
-            world_errors_return(0);
+            iso__world_errors_return(0);
             give_back(r);
         } else {
             progress_all();

@@ -89,4 +89,5 @@ void iso__msgtypes_free(iso_sreq *r)
             if (r->msgtype[m] != MPI_DATATYPE_NULL)
                 MPI_Type_free(&r->msgtype[m]);
     free(r->msgtype);
+    r->msgtype = NULL;
 }

@@ -34,6 +34,12 @@ typedef struct {
     void **acc; /* the schedule's accumulators, one vector each */
     size_t vec_span; /* bytes of one vector (receive count x type), true extent */
     MPI_Aint vec_shift; /* -true lower bound of the vector type */
+    /* Pack mode where every block that arrives has entry_bytes bytes
+     * (iso__datatype_possible): each incoming message has n entries of
+     * that size after its header, so it is received without a probe. */
+    int sizes_known;
+    int no_spare; /* destroyed without handing its buffers to the schedule */
+    size_t entry_bytes;
     int datatype;          /* datatype mode: messages described by msgtype */
     MPI_Datatype *msgtype; /* per message: struct type over MPI_BOTTOM */
     char *vec;             /* the scratch vectors of datatype mode */
@@ -58,6 +64,9 @@ int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes);
 /* Finds the entries of the received packed message m (once per arrival). */
 int iso__msg_index(iso_sreq *r, int m);
 int iso__deliver(iso_sreq *r, const iso_op *op);
+/* The bounded buffers rule (ISO_SPARE_SLACK, ISO_SPARE_MAX), applied to
+ * r's own buffers: what stays, in bytes. */
+size_t iso__msgbufs_trim(iso_sreq *r);
 void iso__msgbufs_free(iso_sreq *r);
 
 /* datatype.c */

@@ -76,6 +76,13 @@ static int post_round(iso_sreq *r)
                                 &r->reqs[slot]);
                 break;
             }
+            if (r->sizes_known) { /* its size is known: no probe */
+                size_t bytes = (size_t)s->msgs[op->msg].n * (sizeof(int64_t) + r->entry_bytes);
+                if ((err = iso__msgbuf_reserve(r, op->msg, bytes)) == MPI_SUCCESS)
+                    err = MPI_Irecv(r->msgbuf[op->msg], (int)bytes, MPI_PACKED, op->peer, tag,
+                                    comm, &r->reqs[slot]);
+                break;
+            }
             /* packed: size unknown, matched by probe in progress() */
             r->pending[2 * r->npending] = k;
             r->pending[2 * r->npending + 1] = slot;
@@ -139,8 +146,9 @@ static int complete_comm(iso_sreq *r, int block, int *done)
         }
         if (in_status && st->MPI_ERROR != MPI_SUCCESS)
             fail(r, st->MPI_ERROR);
-        /* bytes of a datatype-mode message (an empty status has MPI_ANY_TAG) */
-        if (r->datatype && r->got[k] < 0 && st->MPI_TAG != MPI_ANY_TAG &&
+        /* bytes of a message received without a probe (an empty status has
+         * MPI_ANY_TAG) */
+        if ((r->datatype || r->sizes_known) && r->got[k] < 0 && st->MPI_TAG != MPI_ANY_TAG &&
             r->sched->ops[r->reqop[k]].kind == ISO_OP_RECV_MSG &&
             (err = MPI_Get_elements_x(st, MPI_BYTE, &r->got[k])) != MPI_SUCCESS)
             return err;
@@ -160,6 +168,8 @@ static void check_messages(iso_sreq *r)
         if (op->kind != ISO_OP_RECV_MSG)
             continue;
         if (!r->datatype) {
+            if (r->sizes_known) /* as much as arrived (none if it failed) */
+                r->msglen[op->msg] = r->got[k] > 0 ? (size_t)r->got[k] : 0;
             if (r->msglen[op->msg] == 0)
                 fail(r, MPI_ERR_OTHER);
             else
@@ -339,6 +349,20 @@ static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mo
                                                              : iso__error(ISO_ERR_COUNT);
 }
 
+/* Every block a process receives or forwards is count x type of the
+ * receive side (the forms iso__datatype_possible admits), so every entry of
+ * an incoming packed message has that many bytes: MPI_Pack writes a block's
+ * type size on the homogeneous systems MPICH and Open MPI run on, which
+ * the receiving side already assumes (message.c, piece_to). */
+static int known_entry_bytes(const iso_args *a, int *known, size_t *bytes)
+{
+    MPI_Count size;
+    int err = MPI_Type_size_x(a->recv.type, &size);
+    *known = err == MPI_SUCCESS;
+    *bytes = *known ? (size_t)size * (size_t)(a->recv.count > 0 ? a->recv.count : 0) : 0;
+    return err;
+}
+
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
                        int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out)
@@ -386,6 +410,8 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     r->buf[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
     r->buf[ISO_BUF_RECV] = a->recvbuf;
     r->buf[ISO_BUF_SCRATCH] = r->scratch_mem;
+    if (!err && !r->datatype && nm > 0 && iso__datatype_possible(a))
+        err = known_entry_bytes(a, &r->sizes_known, &r->entry_bytes);
     if (!err && r->datatype)
         err = iso__msgtypes_build(r);
     if (err) {
@@ -395,4 +421,44 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     r->tagbase = iso__tags_reserve(priv, sched->ntags);
     *out = &r->req;
     return MPI_SUCCESS;
+}
+
+/* The blocking-call cache (coll/callcache.c) runs a finished request again
+ * for a call with the same block layout: this call's buffers and argument
+ * arrays, and tags of its own (every process reserves tags for every call,
+ * whether its request is new or reused, so that the counters stay in
+ * step).  Datatype mode's message types hold absolute addresses: rebuilt
+ * only if a buffer moved. */
+int iso__sched_request_rebind(struct iso_request_s *req, const iso_args *a)
+{
+    iso_sreq *r = (iso_sreq *)req;
+    int moved = r->buf[ISO_BUF_SEND] != (void *)(uintptr_t)a->sendbuf ||
+                r->buf[ISO_BUF_RECV] != a->recvbuf;
+    int err = MPI_SUCCESS;
+    if (req->kind != &sched_kind || r->args_mem != NULL)
+        return iso__error(ISO_ERR_INTERN);
+    r->args = *a;
+    r->buf[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
+    r->buf[ISO_BUF_RECV] = a->recvbuf;
+    if (r->datatype && moved) {
+        iso__msgtypes_free(r);
+        err = iso__msgtypes_build(r);
+    }
+    r->tagbase = iso__tags_reserve(r->priv, r->sched->ntags);
+    return err;
+}
+
+/* A blocking request kept by the call cache keeps what a cached schedule
+ * would keep of its buffers (the same bounds); one replaced by another
+ * frees them rather than leaving them with the schedule. */
+size_t iso__sched_request_park(struct iso_request_s *req)
+{
+    return req->kind == &sched_kind ? iso__msgbufs_trim((iso_sreq *)req) : 0;
+}
+
+void iso__sched_request_drop(struct iso_request_s *req)
+{
+    if (req->kind == &sched_kind)
+        ((iso_sreq *)req)->no_spare = 1;
+    iso__request_destroy(req);
 }

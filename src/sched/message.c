@@ -219,12 +219,16 @@ int iso__deliver(iso_sreq *r, const iso_op *op)
  * ISO_SPARE_SLACK to spare) is freed, and if the rest exceeds ISO_SPARE_MAX
  * nothing is kept.  So one big call does not pin its buffers for the small
  * calls after it. */
-void iso__msgbufs_free(iso_sreq *r)
+/* Frees the message buffers that are more than twice their message of the
+ * last execution plus ISO_SPARE_SLACK, and all of them if the rest adds up
+ * to more than ISO_SPARE_MAX; returns the bytes kept. */
+size_t iso__msgbufs_trim(iso_sreq *r)
 {
-    iso_sched *s = r->sched;
+    const iso_sched *s = r->sched;
     size_t kept = 0;
-    int keep = r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1;
-    for (int m = 0; keep && m < s->nmsgs; m++) {
+    if (r->msgbuf == NULL || r->msgcap == NULL)
+        return 0;
+    for (int m = 0; m < s->nmsgs; m++) {
         if (r->msgcap[m] > 2 * r->msglen[m] + ISO_SPARE_SLACK) {
             free(r->msgbuf[m]);
             r->msgbuf[m] = NULL;
@@ -232,7 +236,19 @@ void iso__msgbufs_free(iso_sreq *r)
         }
         kept += r->msgcap[m];
     }
-    if (keep && kept <= ISO_SPARE_MAX) {
+    for (int m = 0; kept > ISO_SPARE_MAX && m < s->nmsgs; m++) {
+        free(r->msgbuf[m]);
+        r->msgbuf[m] = NULL;
+        r->msgcap[m] = 0;
+    }
+    return kept > ISO_SPARE_MAX ? 0 : kept;
+}
+
+void iso__msgbufs_free(iso_sreq *r)
+{
+    iso_sched *s = r->sched;
+    int keep = r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1 && !r->no_spare;
+    if (keep && iso__msgbufs_trim(r) > 0) {
         s->spare_buf = r->msgbuf;
         s->spare_cap = r->msgcap;
     } else {

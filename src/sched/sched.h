@@ -233,6 +233,16 @@ int iso__pack_fits(const iso_figures *f, double block_bytes);
 int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
                        int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out);
+/* Binds the finished blocking request r (made without retain_args) to the
+ * buffers and arrays of a, whose block layout is the one r was made for,
+ * and reserves its tags for one more execution. */
+int iso__sched_request_rebind(struct iso_request_s *r, const iso_args *a);
+/* The call cache keeps finished blocking requests: park trims r's message
+ * buffers to the bounds of ISO_SPARE_SLACK and ISO_SPARE_MAX and returns
+ * the bytes it keeps (also a query: it trims nothing more the second
+ * time); drop destroys r, freeing its buffers. */
+size_t iso__sched_request_park(struct iso_request_s *r);
+void iso__sched_request_drop(struct iso_request_s *r);
 /* What schedule request r runs: its algorithm name; "pack", "datatype", or
  * "none" if it sends no combined messages; the figures of iso__sched_stats;
  * the bytes it sent in its last completed execution (packed messages with

@@ -18,6 +18,11 @@ static void nbh_free(iso_nbh *nb)
     for (int k = 0; k < ISO_NCOLL; k++)
         for (int a = 0; a < ISO_MAX_ALGORITHMS; a++)
             iso__sched_release(nb->cache[k][a]);
+    for (int k = 0; k < ISO_NCOLL; k++) {
+        if (nb->call_req[k])
+            iso__request_destroy(nb->call_req[k]);
+        free(nb->call_key[k]);
+    }
     free(nb->dims); /* dims, periods, coords share one allocation */
     free(nb->offsets);
     free(nb->sources);

@@ -54,6 +54,11 @@ typedef struct {
     /* Schedules that depend only on the neighborhood (message combining),
      * per [collective][algorithm]; built on first use by coll/. */
     iso_sched *cache[ISO_NCOLL][ISO_MAX_ALGORITHMS];
+    /* The blocking-call cache (coll/callcache.c): per collective, the
+     * request of the last blocking call (NULL while a call runs it) and a
+     * key describing what it was made for (one allocation). */
+    struct iso_request_s *call_req[ISO_NCOLL];
+    void *call_key[ISO_NCOLL];
     /* Their structural figures, computed without building them (auto). */
     iso_figures figures[ISO_NCOLL][ISO_MAX_ALGORITHMS];
     unsigned char have_figures[ISO_NCOLL][ISO_MAX_ALGORITHMS];
