@@ -37,6 +37,13 @@
  *          types are created, committed and freed around it, minus the same
  *          exchange with types built once (MPI libraries do part of the
  *          work at the first use of a type)
+ *   eager, rndv  the eager limit and the extra time of a message above it
+ *          (rendezvous: a handshake first): one exchange of 2^k and of
+ *          2^k + 64 bytes for k = 10..17; the k with the largest jump
+ *          (minus 64 * beta) is the limit, the jump is rndv.  On this
+ *          machine MPICH 4.0.2 jumps above 8 KiB, Open MPI 4.1 above 4 KiB,
+ *          by 2-3 us at 2 ranks: combined messages of 1 KiB blocks cross it
+ *          where direct's do not (issue 9)
  *
  * Every point is the median over repetitions of (batch time / calls),
  * maximised over the ranks; the points of all series are measured
@@ -55,13 +62,13 @@
 
 #include "bench.h"
 
-enum { S_ALPHA, S_GAMMA, S_BETA, S_PACK, S_PROBE, S_DTYPE, S_BUILD, NSERIES };
+enum { S_ALPHA, S_GAMMA, S_BETA, S_PACK, S_PROBE, S_DTYPE, S_BUILD, S_RNDV, NSERIES };
 static const char *const series_name[NSERIES] = {"alpha", "gamma", "beta", "pack",
-                                                 "probe", "dtype", "build"};
+                                                 "probe", "dtype", "build", "rndv"};
 static const char *const series_x[NSERIES] = {
     "messages per round", "rounds", "bytes", "bytes", "rounds",
     "bytes (0: the same 4 KiB contiguous)",
-    "new types (0: built once)"};
+    "new types (0: built once)", "bytes (2^k and 2^k + 64)"};
 
 typedef struct {
     int series;
@@ -157,6 +164,7 @@ static void call(const probe *p)
         peer = rank_ ^ 1;
         break;
     case S_BETA:
+    case S_RNDV:
         exchange(1, p->x);
         break;
     case S_PACK:
@@ -232,7 +240,9 @@ int main(int argc, char **argv)
     static const long pack_x[] = {64L << 10, 256L << 10, 1L << 20, 2L << 20, 4L << 20};
     static const long probe_x[] = {1, 2, 4, 8, 16, 32};
     static const long build_x[] = {0, 2};
-    probe P[48];
+    static const long rndv_x[] = {1024, 1088, 2048, 2112, 4096, 4160, 8192, 8256,
+                                  16384, 16448, 32768, 32832, 65536, 65600, 131072, 131136};
+    probe P[64];
     int np = 0, rank, size, reps = 31;
     const char *path = NULL;
     double target = 2e-3; /* seconds per batch */
@@ -288,6 +298,7 @@ int main(int argc, char **argv)
     ADD(S_PROBE, probe_x)
     ADD(S_DTYPE, dtype_x)
     ADD(S_BUILD, build_x)
+    ADD(S_RNDV, rndv_x)
 #undef ADD
     for (int k = 0; k < NDTYPE; k++) {
         blocktype[0][k] = scattered(sendbuf, k ? dtype_x[k] / NBLOCKS : 8);
@@ -327,6 +338,14 @@ int main(int argc, char **argv)
         double gamma = per_round - alpha;
         double probed = slope(P, np, S_PROBE) - per_round;
         double dtype = slope(P, np, S_DTYPE), build = slope(P, np, S_BUILD);
+        double rndv = 0;
+        long eager = 0;
+        for (int k = 0; k + 1 < np; k++) /* pairs 2^k, 2^k + 64: the largest jump */
+            if (P[k].series == S_RNDV && P[k + 1].series == S_RNDV && (P[k].x & 64) == 0) {
+                double jump = P[k + 1].med - P[k].med - 64 * beta;
+                if (jump > rndv)
+                    rndv = jump, eager = P[k].x;
+            }
         char libver[MPI_MAX_LIBRARY_VERSION_STRING], host[MPI_MAX_PROCESSOR_NAME], *nl;
         char when[64];
         time_t now = time(NULL);
@@ -356,7 +375,8 @@ int main(int argc, char **argv)
                 alpha, per_round, beta, beta > 0 ? 1e-9 / beta : 0.0, pack,
                 pack > 0 ? 1e-9 / pack : 0.0);
         fprintf(log, "fits: per probed receive %.3g s, per datatype byte %.3g s, per struct "
-                "type built %.3g s\n", probed, dtype, build);
+                "type built %.3g s, eager limit %ld bytes, rendezvous %.3g s more\n", probed,
+                dtype, build, eager, rndv);
         if (gamma < 0) {
             fprintf(log, "note: measured gamma %.3g s < 0 (noise); written as 0\n", gamma);
             gamma = 0;
@@ -373,7 +393,8 @@ int main(int argc, char **argv)
             fprintf(log, "warning: a non-positive slope: the machine was probably busy; "
                          "measure again\n");
         fprintf(out, "alpha %.4g\nbeta %.4g\ngamma %.4g\npack %.4g\nprobe %.4g\ndtype %.4g\n"
-                "build %.4g\n", alpha, beta, gamma, pack, probed, dtype, build);
+                "build %.4g\neager %ld\nrndv %.4g\n", alpha, beta, gamma, pack, probed, dtype,
+                build, eager, rndv);
         fprintf(out, "# isocoll cost model, bench/calibrate, %s, %s, %d ranks, %d reps, %s\n",
                 host, libver, size, reps, when);
         fprintf(out, "# series (x: median seconds per call):");

@@ -7,6 +7,8 @@
  *                           + build * 2 * messages (a struct type per
  *                             message at each end, built per call; once
  *                             for persistent requests)
+ *          + rndv * messages above the eager limit (a rendezvous handshake
+ *            first; the messages of a schedule are taken as its mean size)
  * with the structural figures of the schedule (those of a process of a
  * torus, identical everywhere).  bench/calibrate measures a machine and
  * writes a file that ISO_COST_FILE points to. */
@@ -18,19 +20,23 @@
 #include <string.h>
 
 typedef struct {
-    double alpha, beta, gamma, pack, probe, dtype, build;
+    double alpha, beta, gamma, pack, probe, dtype, build, eager, rndv;
 } cost_t;
 
 /* Built-in constants: bench/calibrate on a 2-core shared-memory machine
  * (2026-11-22) with the MPI library the library is compiled against; MPICH
  * at 2 ranks, Open MPI at 4 (oversubscribed, hence the dear rounds); other
- * libraries get round figures that lean towards direct and packing. */
+ * libraries get round figures that lean towards direct and packing.  The
+ * eager limits and rendezvous costs (2026-11-23): a ping-pong at 2 ranks
+ * jumps from 1.27 to 4.29 us above 8 KiB with MPICH 4.0.2 and from 0.57 to
+ * 2.70 us above 4 KiB with Open MPI 4.1; Open MPI's handshake is taken at
+ * one dependent round (gamma) of its oversubscribed figures. */
 #if defined(MPICH_VERSION)
-#define ISO_COST_DEFAULTS {5.0e-7, 7.0e-11, 1.0e-7, 2.6e-11, 2.2e-7, 7.9e-10, 6.7e-7}
+#define ISO_COST_DEFAULTS {5.0e-7, 7.0e-11, 1.0e-7, 2.6e-11, 2.2e-7, 7.9e-10, 6.7e-7, 8192, 3.0e-6}
 #elif defined(OPEN_MPI)
-#define ISO_COST_DEFAULTS {8.0e-7, 2.0e-10, 6.6e-6, 2.7e-11, 8.0e-8, 2.0e-9, 6.0e-7}
+#define ISO_COST_DEFAULTS {8.0e-7, 2.0e-10, 6.6e-6, 2.7e-11, 8.0e-8, 2.0e-9, 6.0e-7, 4096, 6.6e-6}
 #else
-#define ISO_COST_DEFAULTS {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 3.0e-7, 1.0e-9, 1.0e-6}
+#define ISO_COST_DEFAULTS {1.0e-6, 2.0e-10, 1.0e-6, 3.0e-10, 3.0e-7, 1.0e-9, 1.0e-6, 8192, 3.0e-6}
 #endif
 
 static cost_t params = ISO_COST_DEFAULTS;
@@ -45,7 +51,8 @@ static void load_params(void)
     } keys[] = {{"alpha", offsetof(cost_t, alpha)}, {"beta", offsetof(cost_t, beta)},
                 {"gamma", offsetof(cost_t, gamma)}, {"pack", offsetof(cost_t, pack)},
                 {"probe", offsetof(cost_t, probe)}, {"dtype", offsetof(cost_t, dtype)},
-                {"build", offsetof(cost_t, build)}};
+                {"build", offsetof(cost_t, build)}, {"eager", offsetof(cost_t, eager)},
+                {"rndv", offsetof(cost_t, rndv)}};
     const char *path = getenv("ISO_COST_FILE");
     FILE *f;
     if (path && (f = fopen(path, "r")) != NULL) {
@@ -68,12 +75,21 @@ static cost_t cost_params(void)
     return params;
 }
 
+/* Messages of msg_bytes each above the eager limit wait for a handshake. */
+static double rendezvous(const cost_t *c, double msg_bytes, int msgs)
+{
+    return msg_bytes > c->eager ? c->rndv * msgs : 0.0;
+}
+
 double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent,
                  int probed)
 {
     cost_t c = cost_params();
     double bytes = (double)f->hops * block_bytes;
     double t = c.gamma * f->phases + c.alpha * f->msgs + c.beta * bytes;
+    if (f->msgs > 0) /* packed: one int64 of header per block */
+        t += rendezvous(&c, (bytes + (mode == ISO_MODE_PACK ? 8.0 * f->hops : 0.0)) / f->msgs,
+                        f->msgs);
     if (mode == ISO_MODE_DATATYPE)
         return t + c.dtype * bytes + (persistent ? 0.0 : 2.0 * c.build * f->msgs);
     return t + 2.0 * c.pack * bytes + (probed ? c.probe * f->msgs : 0.0);
@@ -82,5 +98,5 @@ double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, in
 double iso__cost_direct(int s, double block_bytes)
 {
     cost_t c = cost_params();
-    return c.gamma + c.alpha * s + c.beta * block_bytes * s;
+    return c.gamma + c.alpha * s + c.beta * block_bytes * s + rendezvous(&c, block_bytes, s);
 }
