@@ -77,7 +77,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/l
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
-$(BUILD)/bench/%: bench/%.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
