@@ -106,6 +106,7 @@ endif
 check:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tests
+	python3 bench/run --self-test
 	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" \
 	  prove -f -e 'sh tests/tap-mpi' $(TEST_SRC)
 
