@@ -95,22 +95,6 @@ typedef struct {
     generalized gen; /* bench/README.md, "exchange": the paper's generalized neighborhoods */
 } options;
 
-static int parse_list(const char *s, int *out, int max)
-{
-    int n = 0;
-    char *end;
-    while (*s && n < max) {
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 0 || v > 1 << 30)
-            return -1;
-        out[n++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -1;
-    }
-    return *s ? -1 : n;
-}
-
 static void usage(void)
 {
     fprintf(stderr,
@@ -162,12 +146,10 @@ static int parse(int argc, char **argv, options *o)
            "direct,dimwise:pack,dimwise:datatype,bruck:pack,bruck:datatype,auto,mpiw,mpi,hand");
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
-        int ndims;
-        if (!strcmp(a, "--periodic"))
-            o->periodic = 1;
-        else if (!strcmp(a, "--mesh"))
-            o->periodic = 0;
-        else if (!strcmp(a, "--persistent"))
+        int shape;
+        if (nbh_parse_periodic(a, &o->periodic))
+            continue;
+        if (!strcmp(a, "--persistent"))
             o->persistent = 1;
         else if (!strcmp(a, "--strict"))
             o->strict = 1;
@@ -177,22 +159,14 @@ static int parse(int argc, char **argv, options *o)
             k++;
         else if (v == NULL)
             return -1;
-        else if (k++, !strcmp(a, "--shape")) {
-            if (strcmp(v, "moore") && strcmp(v, "vonneumann"))
+        else if ((shape = nbh_parse_shape(a, v, &o->moore, &o->radius, &o->d, o->dims)) != 0) {
+            if (shape < 0)
                 return -1;
-            o->moore = !strcmp(v, "moore");
-        } else if (!strcmp(a, "--radius"))
-            o->radius = atoi(v);
-        else if (!strcmp(a, "--dim"))
-            o->d = atoi(v);
-        else if (!strcmp(a, "--drop"))
+            k++;
+        } else if (k++, !strcmp(a, "--drop"))
             o->drop = atoi(v);
-        else if (!strcmp(a, "--dims")) {
-            if ((ndims = parse_list(v, o->dims, MAXD)) <= 0)
-                return -1;
-            o->d = ndims;
-        } else if (!strcmp(a, "--sizes")) {
-            if ((o->nsizes = parse_list(v, o->sizes, MAXSIZES)) <= 0)
+        else if (!strcmp(a, "--sizes")) {
+            if ((o->nsizes = nbh_parse_list(v, o->sizes, MAXSIZES)) <= 0)
                 return -1;
         } else if (!strcmp(a, "--reps"))
             o->reps = atoi(v);

@@ -59,39 +59,22 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 21;
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
-        if (!strcmp(a, "--periodic"))
-            o->periodic = 1;
-        else if (!strcmp(a, "--mesh"))
-            o->periodic = 0;
-        else if (!strcmp(a, "--rows"))
+        int shape;
+        if (nbh_parse_periodic(a, &o->periodic))
+            continue;
+        if (!strcmp(a, "--rows"))
             o->rows = 1;
         else if (v == NULL)
             return -1;
-        else if (k++, !strcmp(a, "--shape")) {
-            if (strcmp(v, "moore") && strcmp(v, "vonneumann"))
+        else if ((shape = nbh_parse_shape(a, v, &o->moore, &o->radius, &o->d, o->dims)) != 0) {
+            if (shape < 0)
                 return -1;
-            o->moore = !strcmp(v, "moore");
-        } else if (!strcmp(a, "--radius"))
-            o->radius = atoi(v);
-        else if (!strcmp(a, "--inner"))
+            k++;
+        } else if (k++, !strcmp(a, "--inner"))
             o->inner = atoi(v);
-        else if (!strcmp(a, "--dim"))
-            o->d = atoi(v);
         else if (!strcmp(a, "--reps"))
             o->reps = atoi(v);
-        else if (!strcmp(a, "--dims")) {
-            char *end;
-            const char *p = v;
-            o->d = 0;
-            while (*p && o->d < NBH_MAXD) {
-                o->dims[o->d++] = (int)strtol(p, &end, 10);
-                if (end == p || (*end && *end != ','))
-                    return -1;
-                p = *end ? end + 1 : end;
-            }
-            if (*p)
-                return -1;
-        } else
+        else
             return -1;
     }
     return o->radius < 1 || o->inner < 0 || o->inner >= o->radius || o->d < 1 ||

@@ -107,4 +107,54 @@ static inline int shifted_rank(MPI_Comm cart, int d, const int *dims, const int 
     return rank;
 }
 
+/* A comma-separated list of at most max integers in [0, 2^30]: their
+ * number, or -1. */
+static inline int nbh_parse_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    char *end;
+    while (*s && n < max) {
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || v > 1 << 30)
+            return -1;
+        out[n++] = (int)v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return -1;
+    }
+    return *s ? -1 : n;
+}
+
+/* --periodic (1) or --mesh (0) into *periodic: 1 if a is one, else 0. */
+static inline int nbh_parse_periodic(const char *a, int *periodic)
+{
+    if (strcmp(a, "--periodic") && strcmp(a, "--mesh"))
+        return 0;
+    *periodic = !strcmp(a, "--periodic");
+    return 1;
+}
+
+/* The options that name a neighborhood, shared by the programs: --shape
+ * moore|vonneumann, --radius R, --dim D, --dims a,b,.. (sets D too).
+ * 1 if a is one of them (its value v stored), 0 if not, -1 if v is bad. */
+static inline int nbh_parse_shape(const char *a, const char *v, int *moore, int *radius, int *d,
+                                  int *dims)
+{
+    int nd;
+    if (!strcmp(a, "--shape")) {
+        if (strcmp(v, "moore") && strcmp(v, "vonneumann"))
+            return -1;
+        *moore = !strcmp(v, "moore");
+    } else if (!strcmp(a, "--radius"))
+        *radius = atoi(v);
+    else if (!strcmp(a, "--dim"))
+        *d = atoi(v);
+    else if (!strcmp(a, "--dims")) {
+        if ((nd = nbh_parse_list(v, dims, NBH_MAXD)) <= 0)
+            return -1;
+        *d = nd;
+    } else
+        return 0;
+    return 1;
+}
 #endif
