@@ -612,13 +612,6 @@ static int verify(variant *v, const setup *S, buffers *B, const unsigned char *e
     return 0;
 }
 
-/* Deterministic pseudo-random numbers, the same sequence on every rank. */
-static unsigned next_random(unsigned *state)
-{
-    *state = *state * 1103515245u + 12345u;
-    return *state >> 8;
-}
-
 /* ---- statistics ---------------------------------------------------------- */
 
 static int cmp_double(const void *a, const void *b)
@@ -1109,13 +1102,7 @@ int main(int argc, char **argv)
              * warms the variant's buffers up (iters may be 1) */
             for (int rep = 0; rep < o.reps; rep++) {
                 int order[MAXV];
-                for (int k = 0; k < nv; k++)
-                    order[k] = k;
-                for (int k = nv - 1; k > 0; k--) { /* Fisher-Yates */
-                    int r = (int)(next_random(&seed) % (unsigned)(k + 1)), tmp = order[k];
-                    order[k] = order[r];
-                    order[r] = tmp;
-                }
+                bench_random_order(order, nv, &seed);
                 for (int j = 0; j < nv; j++) {
                     variant *v = &V[order[j]];
                     double t0;

@@ -183,12 +183,6 @@ static double measure(int k, const problem *P)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
     options o;
@@ -233,16 +227,7 @@ int main(int argc, char **argv)
         (void)measure(k, &P);
     for (int rep = 0; rep < o.reps; rep++) {
         int order[NCOMP];
-        for (int k = 0; k < NCOMP; k++)
-            order[k] = k;
-        for (int k = NCOMP - 1; k > 0; k--) { /* Fisher-Yates, the same everywhere */
-            int r, tmp;
-            state = state * 1103515245u + 12345u;
-            r = (int)((state >> 8) % (unsigned)(k + 1));
-            tmp = order[k];
-            order[k] = order[r];
-            order[r] = tmp;
-        }
+        bench_random_order(order, NCOMP, &state);
         for (int j = 0; j < NCOMP; j++)
             t[(size_t)order[j] * o.reps + rep] = measure(order[j], &P);
     }
@@ -268,7 +253,7 @@ int main(int argc, char **argv)
         double med[NCOMP];
         for (int k = 0; k < NCOMP; k++) {
             double *x = t + (size_t)k * o.reps;
-            qsort(x, (size_t)o.reps, sizeof(double), cmp_double);
+            qsort(x, (size_t)o.reps, sizeof(double), bench_cmp_double);
             med[k] = (x[(o.reps - 1) / 2] + x[o.reps / 2]) / 2 * 1e6;
         }
         for (int k = 0; k < NCOMP; k++)

@@ -21,12 +21,6 @@
 
 #define MAXSIZES 32
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Seconds per round trip of n bytes between ranks 0 and 1 over iters. */
 static double pingpong(int rank, char *buf, int n, int iters)
 {
@@ -134,8 +128,8 @@ int main(int argc, char **argv)
             for (int rep = 0; rep < 2 * reps; rep++)
                 printf("@row exp=latency np=%d competitor=%s bytes=%d rep=%d time_us=%.4f\n",
                        nprocs, rep < reps ? "pingpong" : "memcpy", n, rep % reps, t[rep] * 1e6);
-        qsort(t, (size_t)reps, sizeof(double), cmp_double);
-        qsort(t + reps, (size_t)reps, sizeof(double), cmp_double);
+        qsort(t, (size_t)reps, sizeof(double), bench_cmp_double);
+        qsort(t + reps, (size_t)reps, sizeof(double), bench_cmp_double);
         printf("| %d | %.3f | %.1f | %.3f | %.1f |\n", n, t[reps / 2] * 1e6, n / t[reps / 2] / 1e6,
                t[reps + reps / 2] * 1e6, n / t[reps + reps / 2] / 1e6);
         fflush(stdout);

@@ -68,9 +68,7 @@ static inline void shuffle_offsets(int *off, int s, int d)
 {
     unsigned state = 4711;
     for (int i = s - 1; i > 0; i--) {
-        int r, tmp[NBH_MAXD];
-        state = state * 1103515245u + 12345u;
-        r = (int)((state >> 8) % (unsigned)(i + 1));
+        int r = (int)(bench_random(&state) % (unsigned)(i + 1)), tmp[NBH_MAXD];
         memcpy(tmp, off + (size_t)i * d, sizeof(int) * (size_t)d);
         memcpy(off + (size_t)i * d, off + (size_t)r * d, sizeof(int) * (size_t)d);
         memcpy(off + (size_t)r * d, tmp, sizeof(int) * (size_t)d);
