@@ -3,7 +3,7 @@
 #   make MPI=openmpi     the same with Open MPI, under build/openmpi
 #   make check           test suite through prove (TAP)
 #   make asan            tests built with AddressSanitizer + UBSan, run
-#   make bench           default benchmark
+#   make bench           default benchmark series (bench/run: CSVs, tables, plots)
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (root) or print the command
 # Only `make deps` and the two quick-start targets, `make check` and
@@ -37,7 +37,8 @@ VERSION   := 0.1
 SOVERSION := 0
 LIBNAME   := isocoll-$(MPI)
 SONAME    := lib$(LIBNAME).so.$(SOVERSION)
-DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc pkg-config
+DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc pkg-config \
+             gnuplot-nox python3
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
@@ -77,7 +78,7 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/l
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
-$(BUILD)/bench/%: bench/%.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
@@ -105,6 +106,7 @@ endif
 check:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory tests
+	python3 bench/run --self-test
 	BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" \
 	  prove -f -e 'sh tests/tap-mpi' $(TEST_SRC)
 
@@ -118,10 +120,13 @@ asan:
 	$(ASAN_ENV) $(MAKE) check BUILD=build/asan OPT="-O1 -g" ISO_TEST_ALGORITHMS="$(ASAN_ALGORITHMS)" \
 	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 
+# The default series of bench/run (about five minutes; bench/README.md):
+# NP= ranks per launch (default 2 with MPICH, 4 with Open MPI), MPI= the
+# library, BENCH_ARGS= further bench/run options (--series full, ...).
 bench:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory $(BENCH_BIN) $(EXAMPLE)
-	sh bench/run-default
+	@$(MAKE) --no-print-directory $(BENCH_BIN) $(BUILD)/stencil/isostencil $(EXAMPLE)
+	BUILD=$(BUILD) python3 bench/run --mpi $(MPI) $(if $(NP),--np $(NP)) $(BENCH_ARGS)
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

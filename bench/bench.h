@@ -30,6 +30,33 @@ __attribute__((noreturn, unused)) static void die(const char *what, int rc, cons
     exit(2); /* not reached: MPI_Abort does not return, but is not declared noreturn */
 }
 
+/* qsort comparison of doubles, ascending. */
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Pseudo-random numbers, the same sequence on every process (so that all
+ * agree on random orders without communicating). */
+static inline unsigned bench_random(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return *state >> 8;
+}
+
+/* order[0..n-1] = a random permutation of 0..n-1 (Fisher-Yates). */
+static inline void bench_random_order(int *order, int n, unsigned *state)
+{
+    for (int k = 0; k < n; k++)
+        order[k] = k;
+    for (int k = n - 1; k > 0; k--) {
+        int r = (int)(bench_random(state) % (unsigned)(k + 1)), tmp = order[k];
+        order[k] = order[r];
+        order[r] = tmp;
+    }
+}
+
 #define TRY(call)                                                                                 \
     do {                                                                                          \
         int try_rc_ = (call);                                                                     \

@@ -34,8 +34,9 @@
 #include <string.h>
 
 #include "bench.h"
+#include "neighborhood.h"
 
-#define MAXD 8
+#define MAXD NBH_MAXD
 #define MAXV 20
 #define MAXSIZES 32
 
@@ -70,6 +71,19 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 
 /* ---- options -------------------------------------------------------------- */
 
+/* The generalized neighborhoods of the paper's section 7 and the
+ * machine-readable output (options added for bench/run): inner radius k'
+ * (offsets with k' < norm <= k), periodic in the first t dimensions only,
+ * offset order, the w forms with a derived type per block, and @row lines. */
+enum { ORDER_ROW, ORDER_COL, ORDER_RANDOM };
+typedef struct {
+    int inner;     /* --inner K': leave out offsets of norm <= K' */
+    int tper;      /* --periodic-dims T: periodic in dimensions 0..T-1; -1: as --periodic/--mesh */
+    int order;     /* --order row|col|random */
+    int wform;     /* --coll alltoallw|allgatherw */
+    int rows;      /* --rows: one "@row key=value ..." line per repetition and variant */
+} generalized;
+
 typedef struct {
     int moore, radius, d, periodic, dims[MAXD], drop;
     int nsizes, sizes[MAXSIZES];
@@ -78,23 +92,8 @@ typedef struct {
     int allgather;
     char variants[256];
     int persistent, strict;
+    generalized gen; /* bench/README.md, "exchange": the paper's generalized neighborhoods */
 } options;
-
-static int parse_list(const char *s, int *out, int max)
-{
-    int n = 0;
-    char *end;
-    while (*s && n < max) {
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 0 || v > 1 << 30)
-            return -1;
-        out[n++] = (int)v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',')
-            return -1;
-    }
-    return *s ? -1 : n;
-}
 
 static void usage(void)
 {
@@ -102,10 +101,30 @@ static void usage(void)
             "usage: isobench [--shape moore|vonneumann] [--radius R] [--dim D] [--dims a,b,..]\n"
             "  [--periodic|--mesh] [--drop N (leave out the first N offsets)]\n"
             "  [--sizes 8,512,65536] [--reps N] [--iters K (0: auto)] [--target-ms T]\n"
-            "  [--coll alltoall|allgather]\n"
+            "  [--coll alltoall|allgather|alltoallw|allgatherw]\n"
             "  [--variants direct,dimwise,bruck,auto,mpiw,mpi,hand, ALG:pack, ALG:datatype (combining\n"
-            "   mode), a p prefix for the persistent form: pauto, pbruck:datatype, ...]\n"
-            "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n");
+            "   mode), a p prefix for the persistent form: pauto, pbruck:datatype, ...;\n"
+            "   mpiw_init (MPI 4), cart (von Neumann radius 1), memcpy (the bytes received)]\n"
+            "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n"
+            "  [--inner K'] [--periodic-dims T] [--order row|col|random] [--rows]\n");
+}
+
+/* The generalized-neighborhood options: 0 if a (with value v) is one. */
+static int parse_generalized(const char *a, const char *v, generalized *g)
+{
+    if (!strcmp(a, "--inner"))
+        g->inner = atoi(v);
+    else if (!strcmp(a, "--periodic-dims"))
+        g->tper = atoi(v) < 0 ? 0 : atoi(v);
+    else if (!strcmp(a, "--order") && !strcmp(v, "row"))
+        g->order = ORDER_ROW;
+    else if (!strcmp(a, "--order") && !strcmp(v, "col"))
+        g->order = ORDER_COL;
+    else if (!strcmp(a, "--order") && !strcmp(v, "random"))
+        g->order = ORDER_RANDOM;
+    else
+        return -1;
+    return 0;
 }
 
 static int parse(int argc, char **argv, options *o)
@@ -122,37 +141,32 @@ static int parse(int argc, char **argv, options *o)
     o->reps = 41;
     o->iters = 0;
     o->target_ms = 1.0;
+    o->gen.tper = -1;
     strcpy(o->variants,
            "direct,dimwise:pack,dimwise:datatype,bruck:pack,bruck:datatype,auto,mpiw,mpi,hand");
     for (int k = 1; k < argc; k++) {
         const char *a = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
-        int ndims;
-        if (!strcmp(a, "--periodic"))
-            o->periodic = 1;
-        else if (!strcmp(a, "--mesh"))
-            o->periodic = 0;
-        else if (!strcmp(a, "--persistent"))
+        int shape;
+        if (nbh_parse_periodic(a, &o->periodic))
+            continue;
+        if (!strcmp(a, "--persistent"))
             o->persistent = 1;
         else if (!strcmp(a, "--strict"))
             o->strict = 1;
+        else if (!strcmp(a, "--rows"))
+            o->gen.rows = 1;
+        else if (v != NULL && parse_generalized(a, v, &o->gen) == 0)
+            k++;
         else if (v == NULL)
             return -1;
-        else if (k++, !strcmp(a, "--shape")) {
-            if (strcmp(v, "moore") && strcmp(v, "vonneumann"))
+        else if ((shape = nbh_parse_shape(a, v, &o->moore, &o->radius, &o->d, o->dims)) != 0) {
+            if (shape < 0)
                 return -1;
-            o->moore = !strcmp(v, "moore");
-        } else if (!strcmp(a, "--radius"))
-            o->radius = atoi(v);
-        else if (!strcmp(a, "--dim"))
-            o->d = atoi(v);
-        else if (!strcmp(a, "--drop"))
+            k++;
+        } else if (k++, !strcmp(a, "--drop"))
             o->drop = atoi(v);
-        else if (!strcmp(a, "--dims")) {
-            if ((ndims = parse_list(v, o->dims, MAXD)) <= 0)
-                return -1;
-            o->d = ndims;
-        } else if (!strcmp(a, "--sizes")) {
-            if ((o->nsizes = parse_list(v, o->sizes, MAXSIZES)) <= 0)
+        else if (!strcmp(a, "--sizes")) {
+            if ((o->nsizes = nbh_parse_list(v, o->sizes, MAXSIZES)) <= 0)
                 return -1;
         } else if (!strcmp(a, "--reps"))
             o->reps = atoi(v);
@@ -161,9 +175,11 @@ static int parse(int argc, char **argv, options *o)
         else if (!strcmp(a, "--target-ms"))
             o->target_ms = atof(v);
         else if (!strcmp(a, "--coll")) {
-            if (strcmp(v, "alltoall") && strcmp(v, "allgather"))
+            if (strcmp(v, "alltoall") && strcmp(v, "allgather") && strcmp(v, "alltoallw") &&
+                strcmp(v, "allgatherw"))
                 return -1;
-            o->allgather = !strcmp(v, "allgather");
+            o->allgather = !strncmp(v, "allgather", 9);
+            o->gen.wform = v[strlen(v) - 1] == 'w';
         } else if (!strcmp(a, "--variants")) {
             if (strlen(v) >= sizeof o->variants)
                 return -1;
@@ -172,7 +188,7 @@ static int parse(int argc, char **argv, options *o)
             return -1;
     }
     if (o->radius < 1 || o->d < 1 || o->d > MAXD || o->reps < 1 || o->iters < 0 || o->drop < 0 ||
-        o->target_ms <= 0)
+        o->target_ms <= 0 || o->gen.inner < 0 || o->gen.inner >= o->radius || o->gen.tper > o->d)
         return -1;
     for (int j = 0; j < o->nsizes; j++)
         if (o->sizes[j] < 1)
@@ -182,60 +198,17 @@ static int parse(int argc, char **argv, options *o)
 
 /* ---- neighborhood ---------------------------------------------------------- */
 
-/* Offsets c with 0 < norm(c) <= r in row-major order (last coordinate
- * fastest); Chebyshev norm (Moore) or Manhattan norm (von Neumann). */
-static int make_offsets(int d, int r, int moore, int **out)
-{
-    int c[MAXD], n = 0, total = 1;
-    int *off;
-    for (int j = 0; j < d; j++)
-        total *= 2 * r + 1;
-    off = xmalloc(sizeof(int) * (size_t)total * (size_t)d);
-    for (int j = 0; j < d; j++)
-        c[j] = -r;
-    for (;;) {
-        int norm = 0, j;
-        for (j = 0; j < d; j++) {
-            int a = abs(c[j]);
-            norm = moore ? (a > norm ? a : norm) : norm + a;
-        }
-        if (norm > 0 && norm <= r) {
-            memcpy(off + (size_t)n * d, c, sizeof(int) * (size_t)d);
-            n++;
-        }
-        for (j = d - 1; j >= 0 && c[j] == r; j--)
-            c[j] = -r;
-        if (j < 0)
-            break;
-        c[j]++;
-    }
-    *out = off;
-    return n;
-}
-
-/* Rank at my coordinates + sign * c, computed here from the Cartesian
- * topology (independently of the library), MPI_PROC_NULL off the mesh. */
-static int shifted_rank(MPI_Comm cart, int d, const int *dims, const int *periods,
-                        const int *mine, const int *c, int sign)
-{
-    int x[MAXD], rank;
-    for (int j = 0; j < d; j++) {
-        x[j] = mine[j] + sign * c[j];
-        if (periods[j])
-            x[j] = ((x[j] % dims[j]) + dims[j]) % dims[j];
-        else if (x[j] < 0 || x[j] >= dims[j])
-            return MPI_PROC_NULL;
-    }
-    TRY(MPI_Cart_rank(cart, x, &rank));
-    return rank;
-}
-
 /* ---- variants -------------------------------------------------------------- */
 
 /* V_HAND: the same messages as direct, written by hand (one Irecv and one
  * Isend per neighbor index, tag = index, then MPI_Waitall): the floor a
  * library call adds its per-call cost to. */
-typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI, V_HAND } vkind;
+/* V_MPI_W_INIT: MPI_Neighbor_alltoallw_init (MPI 4).  V_CART:
+ * MPI_Neighbor_alltoall (allgather) on the bare Cartesian communicator (von
+ * Neumann radius 1 only).  V_MEMCPY: one memcpy of the bytes a call
+ * receives (indegree blocks), the machine's floor for moving them (not
+ * verified). */
+typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI, V_HAND, V_MPI_W_INIT, V_CART, V_MEMCPY } vkind;
 /* Library configurations: algorithm (iso_algorithm) and combining mode
  * (iso_combine); the first NFIG are the algorithms with the default mode. */
 static const char *const alg_names[] = {"direct",       "dimwise",          "bruck",
@@ -251,15 +224,27 @@ static const char *const alg_combine[] = {"auto", "auto", "auto", "auto",
 
 typedef struct {
     char name[40];
+    char id[24];        /* the --variants word: the competitor in @row lines */
     vkind kind;
     int alg;            /* V_ISO, V_PERSISTENT: index into alg_names */
     MPI_Comm comm;      /* isocomm, or the graph communicator */
     Iso_request req;    /* V_PERSISTENT, bound to the current size's buffers */
+    MPI_Request mreq;   /* V_MPI_W_INIT, likewise */
     double *t;          /* per repetition: time per call, this rank */
     long long sends, bytes; /* MPI_Isend calls and bytes of one call */
     int wrong;          /* failed verification at the current size */
     char picked[64];    /* auto variants: the algorithm(s) with the same sends */
 } variant;
+
+/* Extra buffers of the w forms (a derived type per block) and of V_CART
+ * (MPI's Cartesian layout: 2d blocks). */
+typedef struct {
+    MPI_Datatype block;          /* b contiguous bytes, committed; MPI_DATATYPE_NULL: not w */
+    int *ones;                   /* s counts of 1 */
+    MPI_Aint *sdispls, *rdispls; /* s byte displacements in the neighborhood layout */
+    MPI_Datatype *types;         /* s times block */
+    unsigned char *cartsend, *cartrecv;
+} wbuffers;
 
 typedef struct {
     int b;                       /* bytes per block */
@@ -268,6 +253,7 @@ typedef struct {
     int *wscounts, *wrcounts;
     MPI_Aint *wsdispls, *wrdispls;
     MPI_Datatype *wstypes, *wrtypes;
+    wbuffers w;
 } buffers;
 
 typedef struct {
@@ -276,6 +262,9 @@ typedef struct {
     int rank, nprocs, s, indeg, outdeg, allgather;
     int *src, *dst;      /* s entries, MPI_PROC_NULL included (own computation) */
     int *rslot, *tslot;  /* graph index -> neighborhood slot, indeg / outdeg entries */
+    int wform;           /* the w forms with a derived type per block */
+    int ncart;           /* V_CART possible: 2d blocks, else 0 */
+    int cart_sslot[2 * MAXD], cart_rslot[2 * MAXD]; /* Cartesian block -> neighborhood slot */
 } setup;
 
 static unsigned char pattern(int rank, int block, size_t j)
@@ -284,6 +273,56 @@ static unsigned char pattern(int rank, int block, size_t j)
     x ^= x >> 13;
     x *= 2246822519u;
     return (unsigned char)(x ^ (x >> 16));
+}
+
+/* The w forms send each block as one element of a derived type (b
+ * contiguous bytes), MPI's alltoallw included; V_CART's blocks are copied
+ * from the neighborhood layout once (Cartesian block 2j goes to and comes
+ * from the -1 neighbor in dimension j, 2j+1 the +1 one). */
+static void wbuffers_init(buffers *B, const setup *S, int b, int nw)
+{
+    wbuffers *w = &B->w;
+    memset(w, 0, sizeof *w);
+    w->block = MPI_DATATYPE_NULL;
+    w->cartsend = xmalloc((size_t)(S->ncart ? S->ncart : 1) * b);
+    w->cartrecv = xmalloc((size_t)(S->ncart ? S->ncart : 1) * b);
+    for (int k = 0; k < S->ncart; k++)
+        memcpy(w->cartsend + (size_t)k * b,
+               B->send + (size_t)(S->allgather ? 0 : S->cart_sslot[k]) * b, (size_t)b);
+    if (!S->wform)
+        return;
+    TRY(MPI_Type_contiguous(b, MPI_BYTE, &w->block));
+    TRY(MPI_Type_commit(&w->block));
+    w->ones = xmalloc(sizeof(int) * nw);
+    w->sdispls = xmalloc(sizeof(MPI_Aint) * nw);
+    w->rdispls = xmalloc(sizeof(MPI_Aint) * nw);
+    w->types = xmalloc(sizeof(MPI_Datatype) * nw);
+    for (int i = 0; i < S->s; i++) {
+        w->ones[i] = 1;
+        w->sdispls[i] = S->allgather ? 0 : (MPI_Aint)i * b;
+        w->rdispls[i] = (MPI_Aint)i * b;
+        w->types[i] = w->block;
+    }
+    for (int k = 0; k < S->outdeg; k++) {
+        B->wscounts[k] = 1;
+        B->wstypes[k] = w->block;
+    }
+    for (int k = 0; k < S->indeg; k++) {
+        B->wrcounts[k] = 1;
+        B->wrtypes[k] = w->block;
+    }
+}
+
+static void wbuffers_free(wbuffers *w)
+{
+    if (w->block != MPI_DATATYPE_NULL)
+        TRY(MPI_Type_free(&w->block));
+    free(w->ones);
+    free(w->sdispls);
+    free(w->rdispls);
+    free(w->types);
+    free(w->cartsend);
+    free(w->cartrecv);
 }
 
 static void buffers_init(buffers *B, const setup *S, int b)
@@ -317,6 +356,7 @@ static void buffers_init(buffers *B, const setup *S, int b)
         B->wrdispls[k] = (MPI_Aint)S->rslot[k] * b;
         B->wrtypes[k] = MPI_BYTE;
     }
+    wbuffers_init(B, S, b, nw);
 }
 
 static void buffers_free(buffers *B)
@@ -331,6 +371,120 @@ static void buffers_free(buffers *B)
     free(B->wrdispls);
     free(B->wstypes);
     free(B->wrtypes);
+    wbuffers_free(&B->w);
+}
+
+/* One blocking w-form call (a derived type per block). */
+static int run_iso_w(const setup *S, buffers *B, MPI_Comm isocomm)
+{
+    wbuffers *w = &B->w;
+    if (S->allgather)
+        return Iso_neighbor_allgatherw(B->send, 1, w->block, B->recv, w->ones, w->rdispls,
+                                       w->types, isocomm);
+    return Iso_neighbor_alltoallw(B->send, w->ones, w->sdispls, w->types, B->recv, w->ones,
+                                  w->rdispls, w->types, isocomm);
+}
+
+/* The library's nonblocking (persistent = 0) or persistent request of the
+ * collective, for auto's pick and the persistent variants. */
+static int iso_request(const setup *S, buffers *B, MPI_Comm isocomm, int persistent,
+                       Iso_request *req)
+{
+    wbuffers *w = &B->w;
+    int b = B->b;
+    if (S->wform && S->allgather)
+        return persistent ? Iso_neighbor_allgatherw_init(B->send, 1, w->block, B->recv, w->ones,
+                                                         w->rdispls, w->types, isocomm,
+                                                         MPI_INFO_NULL, req)
+                          : Iso_ineighbor_allgatherw(B->send, 1, w->block, B->recv, w->ones,
+                                                     w->rdispls, w->types, isocomm, req);
+    if (S->wform)
+        return persistent ? Iso_neighbor_alltoallw_init(B->send, w->ones, w->sdispls, w->types,
+                                                        B->recv, w->ones, w->rdispls, w->types,
+                                                        isocomm, MPI_INFO_NULL, req)
+                          : Iso_ineighbor_alltoallw(B->send, w->ones, w->sdispls, w->types,
+                                                    B->recv, w->ones, w->rdispls, w->types,
+                                                    isocomm, req);
+    if (S->allgather)
+        return persistent ? Iso_neighbor_allgather_init(B->send, b, MPI_BYTE, B->recv, b,
+                                                        MPI_BYTE, isocomm, MPI_INFO_NULL, req)
+                          : Iso_ineighbor_allgather(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE,
+                                                    isocomm, req);
+    return persistent ? Iso_neighbor_alltoall_init(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE,
+                                                   isocomm, MPI_INFO_NULL, req)
+                      : Iso_ineighbor_alltoall(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE,
+                                               isocomm, req);
+}
+
+/* MPI_Neighbor_alltoallw_init's request for the current buffers (MPI 4). */
+static int mpi_w_init(variant *v, buffers *B)
+{
+#if MPI_VERSION >= 4
+    return MPI_Neighbor_alltoallw_init(B->send, B->wscounts, B->wsdispls, B->wstypes, B->recv,
+                                       B->wrcounts, B->wrdispls, B->wrtypes, v->comm,
+                                       MPI_INFO_NULL, &v->mreq);
+#else
+    (void)v;
+    (void)B;
+    return MPI_ERR_OTHER;
+#endif
+}
+
+/* One call of the reference variants added for bench/run. */
+static int run_reference(variant *v, const setup *S, buffers *B)
+{
+    int b = B->b, rc;
+    switch (v->kind) {
+    case V_MPI_W_INIT:
+        if ((rc = MPI_Start(&v->mreq)) != MPI_SUCCESS)
+            return rc;
+        return MPI_Wait(&v->mreq, MPI_STATUS_IGNORE);
+    case V_CART:
+        if (S->allgather)
+            return MPI_Neighbor_allgather(B->send, b, MPI_BYTE, B->w.cartrecv, b, MPI_BYTE,
+                                          v->comm);
+        return MPI_Neighbor_alltoall(B->w.cartsend, b, MPI_BYTE, B->w.cartrecv, b, MPI_BYTE,
+                                     v->comm);
+    case V_MEMCPY: /* the indegree blocks a call receives, in one copy */
+        memcpy(B->recv, B->crecv, (size_t)S->indeg * (size_t)b);
+        return MPI_SUCCESS;
+    default:
+        return MPI_ERR_OTHER;
+    }
+}
+
+/* Which Cartesian block (MPI's order) holds each slot of a von Neumann
+ * radius-1 neighborhood, if the neighborhood is exactly that (any order). */
+static void cart_slots(setup *S, const int *off, int d)
+{
+    S->ncart = 0;
+    if (S->s != 2 * d)
+        return;
+    for (int j = 0; j < d; j++)
+        S->cart_sslot[2 * j] = S->cart_sslot[2 * j + 1] = -1;
+    for (int i = 0; i < S->s; i++) {
+        int nz = -1, units = 0;
+        for (int j = 0; j < d; j++)
+            if (off[(size_t)i * d + j]) {
+                nz = j;
+                units += abs(off[(size_t)i * d + j]) == 1 ? 1 : 2;
+            }
+        if (nz < 0 || units != 1)
+            return;
+        /* offset -e_j: sent as block 2j (to the -1 neighbor), received as
+         * block 2j+1 (from the +1 neighbor, rank - offset) */
+        if (off[(size_t)i * d + nz] < 0) {
+            S->cart_sslot[2 * nz] = i;
+            S->cart_rslot[2 * nz + 1] = i;
+        } else {
+            S->cart_sslot[2 * nz + 1] = i;
+            S->cart_rslot[2 * nz] = i;
+        }
+    }
+    for (int k = 0; k < 2 * d; k++)
+        if (S->cart_sslot[k] < 0)
+            return;
+    S->ncart = 2 * d;
 }
 
 /* One call of variant v. */
@@ -339,6 +493,8 @@ static int run(variant *v, const setup *S, buffers *B)
     int b = B->b, rc;
     switch (v->kind) {
     case V_ISO:
+        if (S->wform)
+            return run_iso_w(S, B, v->comm);
         if (S->allgather)
             return Iso_neighbor_allgather(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE, v->comm);
         return Iso_neighbor_alltoall(B->send, b, MPI_BYTE, B->recv, b, MPI_BYTE, v->comm);
@@ -372,6 +528,10 @@ static int run(variant *v, const setup *S, buffers *B)
         return MPI_Waitall(n, S->hreq, MPI_STATUSES_IGNORE);
 #pragma GCC diagnostic pop
     }
+    case V_MPI_W_INIT:
+    case V_CART:
+    case V_MEMCPY:
+        return run_reference(v, S, B);
     }
     return MPI_ERR_OTHER;
 }
@@ -403,6 +563,10 @@ static int verify(variant *v, const setup *S, buffers *B, const unsigned char *e
 {
     size_t n = (size_t)S->s * B->b;
     int rc;
+    if (v->kind == V_MEMCPY) /* a reference, not a collective */
+        return 0;
+    if (v->kind == V_CART)
+        memset(B->w.cartrecv, SENTINEL, (size_t)S->ncart * B->b);
     memset(B->recv, SENTINEL, n);
     memset(B->crecv, SENTINEL, (size_t)S->indeg * B->b);
     count_sends = count_bytes = 0;
@@ -423,6 +587,11 @@ static int verify(variant *v, const setup *S, buffers *B, const unsigned char *e
         memset(got, SENTINEL, n);
         for (int k = 0; k < S->indeg; k++)
             memcpy(got + (size_t)S->rslot[k] * B->b, B->crecv + (size_t)k * B->b, (size_t)B->b);
+    } else if (v->kind == V_CART) {
+        memset(got, SENTINEL, n);
+        for (int k = 0; k < S->ncart; k++)
+            memcpy(got + (size_t)S->cart_rslot[k] * B->b, B->w.cartrecv + (size_t)k * B->b,
+                   (size_t)B->b);
     } else {
         memcpy(got, B->recv, n);
     }
@@ -441,13 +610,6 @@ static int verify(variant *v, const setup *S, buffers *B, const unsigned char *e
         }
     }
     return 0;
-}
-
-/* Deterministic pseudo-random numbers, the same sequence on every rank. */
-static unsigned next_random(unsigned *state)
-{
-    *state = *state * 1103515245u + 12345u;
-    return *state >> 8;
 }
 
 /* ---- statistics ---------------------------------------------------------- */
@@ -482,13 +644,48 @@ static const char *loadavg(void)
     return load;
 }
 
+/* ---- machine-readable output (bench/run) ------------------------------------ */
+
+/* One line per repetition and variant at block size b:
+ *   @row exp=exchange coll=.. shape=.. d=.. r=.. inner=.. periodic=T order=.. drop=..
+ *        dims=AxB s=.. np=.. block=.. competitor=ID rep=.. iters=.. time_us=.. [picked=..]
+ *        [wrong=1]
+ * tmax: nv x reps times per call in seconds (max over ranks). */
+static void print_rows(const options *o, const setup *S, const variant *V, int nv,
+                       const int *dims, const int *periods, int b, int iters, const double *tmax)
+{
+    static const char *const order_names[] = {"row", "col", "random"};
+    char params[256];
+    int t = 0, n;
+    while (t < o->d && periods[t])
+        t++;
+    n = snprintf(params, sizeof params,
+                 "exp=exchange coll=%s%s shape=%s d=%d r=%d inner=%d periodic=%d order=%s "
+                 "drop=%d dims=",
+                 o->allgather ? "allgather" : "alltoall", o->gen.wform ? "w" : "",
+                 o->moore ? "moore" : "vonneumann", o->d, o->radius, o->gen.inner, t,
+                 order_names[o->gen.order], o->drop);
+    for (int j = 0; j < o->d && n < (int)sizeof params; j++)
+        n += snprintf(params + n, sizeof params - (size_t)n, "%s%d", j ? "x" : "", dims[j]);
+    for (int k = 0; k < nv; k++)
+        for (int rep = 0; rep < o->reps; rep++)
+            printf("@row %s s=%d np=%d block=%d competitor=%s rep=%d iters=%d time_us=%.4f%s%s%s\n",
+                   params, S->s, S->nprocs, b, V[k].id, rep, iters,
+                   tmax[(size_t)k * o->reps + rep] * 1e6, V[k].picked[0] ? " picked=" : "",
+                   V[k].picked, V[k].wrong ? " wrong=1" : "");
+    fflush(stdout);
+}
+
 /* ---- main ---------------------------------------------------------------- */
 
 static int add_variant(variant *V, int *nv, const char *name, vkind kind, int alg)
 {
     if (*nv == MAXV)
         return -1;
+    char id[sizeof V[*nv].id];
+    memcpy(id, V[*nv].id, sizeof id); /* label_variants' */
     memset(&V[*nv], 0, sizeof V[*nv]);
+    memcpy(V[*nv].id, id, sizeof id);
     snprintf(V[*nv].name, sizeof V[*nv].name, "%s", name);
     V[*nv].kind = kind;
     V[*nv].alg = alg;
@@ -499,7 +696,39 @@ static int add_variant(variant *V, int *nv, const char *name, vkind kind, int al
 }
 
 /* Variants from the --variants list, in the order given. */
-static int make_variants(const options *o, variant *V, const char *mpi_plain)
+/* Names V[nv] (if it gets added) by its --variants word, for @row lines. */
+static void label_variants(variant *V, int nv, const char *tok)
+{
+    if (nv < MAXV)
+        snprintf(V[nv].id, sizeof V[nv].id, "%s", tok);
+}
+
+/* The reference variants added for bench/run (mpiw_init, cart, memcpy):
+ * 1 if tok is one (added, or left out with a note where this MPI or
+ * neighborhood has none), 0 if not, -1 if V is full. */
+static int reference_variant(const char *tok, variant *V, int *nv, const setup *S)
+{
+    int rc = 0;
+    if (!strcmp(tok, "mpiw_init")) {
+        if (MPI_VERSION >= 4)
+            rc = add_variant(V, nv, "MPI_Neighbor_alltoallw_init", V_MPI_W_INIT, -1);
+        else if (S->rank == 0)
+            printf("# mpiw_init left out: MPI_Neighbor_alltoallw_init needs MPI 4, this is "
+                   "MPI %d.%d\n", MPI_VERSION, MPI_SUBVERSION);
+    } else if (!strcmp(tok, "cart")) {
+        if (S->ncart && !S->wform)
+            rc = add_variant(V, nv, "MPI on the Cartesian comm", V_CART, -1);
+        else if (S->rank == 0)
+            printf("# cart left out: only for von Neumann radius 1 (all 2d unit offsets), "
+                   "not the w forms\n");
+    } else if (!strcmp(tok, "memcpy"))
+        rc = add_variant(V, nv, "memcpy (bytes received)", V_MEMCPY, -1);
+    else
+        return 0;
+    return rc < 0 ? -1 : 1;
+}
+
+static int make_variants(const options *o, variant *V, const char *mpi_plain, const setup *S)
 {
     char list[256 + 128], *tok, *save = NULL;
     int nv = 0;
@@ -509,7 +738,18 @@ static int make_variants(const options *o, variant *V, const char *mpi_plain)
                            : "");
     for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         char name[40];
-        int a, found = 0, persistent = tok[0] == 'p'; /* pdirect, pauto, ... */
+        int a, found = 0, persistent = tok[0] == 'p', ref; /* pdirect, pauto, ... */
+        label_variants(V, nv, tok); /* a variant added below is named tok in @row lines */
+        if ((ref = reference_variant(tok, V, &nv, S)) < 0)
+            return -1;
+        if (ref)
+            continue;
+        if (S->wform && strstr(tok, ":datatype")) { /* an error for the v and w forms */
+            if (S->rank == 0)
+                printf("# %s left out: datatype mode with a combining algorithm is an error "
+                       "for the w forms\n", tok);
+            continue;
+        }
         if (!strcmp(tok, "mpiw")) {
             if (add_variant(V, &nv, "MPI_Neighbor_alltoallw", V_MPI_W, -1))
                 return -1;
@@ -566,18 +806,27 @@ int main(int argc, char **argv)
         return 2;
     }
     S.allgather = o.allgather;
+    S.wform = o.gen.wform;
     coll_name = o.allgather ? "allgather" : "alltoall";
 
     /* Cartesian communicator (no reordering: ranks as in MPI_COMM_WORLD) */
     for (int j = 0; j < o.d; j++) {
         dims[j] = o.dims[j];
-        periods[j] = o.periodic;
+        periods[j] = o.gen.tper < 0 ? o.periodic : j < o.gen.tper;
+    }
+    if (dims_mismatch(o.d, dims, S.nprocs)) {
+        if (S.rank == 0)
+            fprintf(stderr, "isobench: --dims must multiply to the %d ranks\n", S.nprocs);
+        MPI_Finalize();
+        return 2;
     }
     TRY(MPI_Dims_create(S.nprocs, o.d, dims));
     TRY(MPI_Cart_create(MPI_COMM_WORLD, o.d, dims, periods, 0, &S.cart));
     TRY(MPI_Cart_coords(S.cart, S.rank, o.d, mine));
 
-    S.s = make_offsets(o.d, o.radius, o.moore, &off);
+    S.s = make_offsets(o.d, o.radius, o.gen.inner, o.gen.order == ORDER_COL, o.moore, &off);
+    if (o.gen.order == ORDER_RANDOM)
+        shuffle_offsets(off, S.s, o.d);
     if (o.drop > 0) { /* an asymmetric neighborhood: indegree != outdegree on meshes */
         int keep = o.drop < S.s ? S.s - o.drop : 0;
         memmove(off, off + (size_t)(S.s - keep) * o.d, sizeof(int) * (size_t)keep * o.d);
@@ -589,6 +838,7 @@ int main(int argc, char **argv)
         S.src[i] = shifted_rank(S.cart, o.d, dims, periods, mine, off + (size_t)i * o.d, -1);
         S.dst[i] = shifted_rank(S.cart, o.d, dims, periods, mine, off + (size_t)i * o.d, +1);
     }
+    cart_slots(&S, off, o.d);
     {
         void *ub;
         int flag;
@@ -669,7 +919,8 @@ int main(int argc, char **argv)
         free(weights);
     }
 
-    nv = make_variants(&o, V, o.allgather ? "MPI_Neighbor_allgather" : "MPI_Neighbor_alltoall");
+    nv = make_variants(&o, V, o.allgather ? "MPI_Neighbor_allgather" : "MPI_Neighbor_alltoall",
+                       &S);
     if (nv <= 0) {
         if (S.rank == 0)
             usage();
@@ -679,6 +930,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < nv; k++) {
         V[k].comm = V[k].kind == V_ISO || V[k].kind == V_PERSISTENT ? isocomm[V[k].alg]
                     : V[k].kind == V_HAND                          ? S.hand
+                    : V[k].kind == V_CART                          ? S.cart
                                                                    : S.graph;
         V[k].t = xmalloc(sizeof(double) * (size_t)o.reps);
     }
@@ -691,8 +943,14 @@ int main(int argc, char **argv)
         long long hops[NFIG];
         if (nl)
             *nl = '\0';
-        printf("# isobench: %s, %s radius %d, %d-D %s ", coll_name,
-               o.moore ? "Moore" : "von Neumann", o.radius, o.d, o.periodic ? "torus" : "mesh");
+        printf("# isobench: %s%s, %s radius %d", coll_name, o.gen.wform ? "w" : "",
+               o.moore ? "Moore" : "von Neumann", o.radius);
+        if (o.gen.inner)
+            printf(" minus radius %d", o.gen.inner);
+        if (o.gen.tper >= 0 && o.gen.tper < o.d)
+            printf(", %d-D grid periodic in the first %d dimensions ", o.d, o.gen.tper);
+        else
+            printf(", %d-D %s ", o.d, o.periodic ? "torus" : "mesh");
         for (int j = 0; j < o.d; j++)
             printf("%s%d", j ? "x" : "", dims[j]);
         printf(", s = %d neighbors", S.s);
@@ -740,14 +998,10 @@ int main(int argc, char **argv)
 
         buffers_init(&B, &S, b);
         for (int k = 0; k < nv; k++)
-            if (V[k].kind == V_PERSISTENT) {
-                if (o.allgather)
-                    TRY(Iso_neighbor_allgather_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
-                                                    V[k].comm, MPI_INFO_NULL, &V[k].req));
-                else
-                    TRY(Iso_neighbor_alltoall_init(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE,
-                                                   V[k].comm, MPI_INFO_NULL, &V[k].req));
-            }
+            if (V[k].kind == V_PERSISTENT)
+                TRY(iso_request(&S, &B, V[k].comm, 1, &V[k].req));
+            else if (V[k].kind == V_MPI_W_INIT)
+                TRY(mpi_w_init(&V[k], &B));
 
         /* verification: oracle against the expected pattern, every variant
          * against the oracle */
@@ -797,12 +1051,8 @@ int main(int argc, char **argv)
                 continue;
             if (V[k].kind == V_PERSISTENT)
                 req = V[k].req;
-            else if (S.allgather)
-                TRY(Iso_ineighbor_allgather(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE, V[k].comm,
-                                            &req));
             else
-                TRY(Iso_ineighbor_alltoall(B.send, b, MPI_BYTE, B.recv, b, MPI_BYTE, V[k].comm,
-                                           &req));
+                TRY(iso_request(&S, &B, V[k].comm, 0, &req));
             TRY(Iso_request_schedule_info(req, &alg, &mode, &rounds, &messages, &bytes));
             snprintf(V[k].picked, sizeof V[k].picked, "%s%s%s", alg,
                      strcmp(mode, "none") ? ":" : "", strcmp(mode, "none") ? mode : "");
@@ -834,6 +1084,8 @@ int main(int argc, char **argv)
             }
             TRY(MPI_Allreduce(MPI_IN_PLACE, pilot, nv, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
             for (int k = 0; k < nv; k++) {
+                if (V[k].kind == V_MEMCPY) /* a reference, far faster than any call */
+                    continue;
                 lo = pilot[k] < lo ? pilot[k] : lo;
                 hi = pilot[k] > hi ? pilot[k] : hi;
             }
@@ -850,13 +1102,7 @@ int main(int argc, char **argv)
              * warms the variant's buffers up (iters may be 1) */
             for (int rep = 0; rep < o.reps; rep++) {
                 int order[MAXV];
-                for (int k = 0; k < nv; k++)
-                    order[k] = k;
-                for (int k = nv - 1; k > 0; k--) { /* Fisher-Yates */
-                    int r = (int)(next_random(&seed) % (unsigned)(k + 1)), tmp = order[k];
-                    order[k] = order[r];
-                    order[r] = tmp;
-                }
+                bench_random_order(order, nv, &seed);
                 for (int j = 0; j < nv; j++) {
                     variant *v = &V[order[j]];
                     double t0;
@@ -881,6 +1127,8 @@ int main(int argc, char **argv)
             }
         }
 
+        if (S.rank == 0 && !failed && o.gen.rows)
+            print_rows(&o, &S, V, nv, dims, periods, b, iters, tmax);
         if (S.rank == 0 && !failed) {
             double med[MAXV], q1[MAXV], q3[MAXV];
             for (int k = 0; k < nv; k++) {
@@ -938,6 +1186,8 @@ int main(int argc, char **argv)
         for (int k = 0; k < nv; k++)
             if (V[k].kind == V_PERSISTENT)
                 TRY(Iso_request_free(&V[k].req));
+            else if (V[k].kind == V_MPI_W_INIT)
+                TRY(MPI_Request_free(&V[k].mreq));
         buffers_free(&B);
         free(expect);
         free(got);

@@ -23,6 +23,7 @@ typedef struct {
     int dims[STENCIL_MAXD], have_dims;
     int iters, reps;
     const char *exchange, *algorithm;
+    int rows; /* --rows: one @row line per measurement (bench/run) */
 } options;
 
 static void usage(void)
@@ -30,7 +31,7 @@ static void usage(void)
     fprintf(stderr, "usage: isostencil [--dim 2|3] [--points 5|9|7|27] [--n N] [--halo K]\n"
                     "  [--iters T] [--dims a,b[,c]] [--periodic] [--reps R]\n"
                     "  [--exchange iso|iso-persistent|mpi|mpi-persistent|all]"
-                    " [--algorithm NAME]\n");
+                    " [--algorithm NAME] [--rows]\n");
 }
 
 static int parse_int(const char *s, int *v)
@@ -72,6 +73,10 @@ static int parse_args(int argc, char **argv, options *o)
         int bad = 0;
         if (strcmp(a, "--periodic") == 0) {
             o->p.periodic = 1;
+            continue;
+        }
+        if (strcmp(a, "--rows") == 0) {
+            o->rows = 1;
             continue;
         }
         if (!v)
@@ -149,6 +154,25 @@ static long verify(stencil_t *st, const stencil_params *p, const int dims[], con
 }
 
 static void print_schedule(const stencil_t *st);
+
+/* The measurements as @row lines (bench/run): per variant and repetition
+ * the time per iteration and the exchange time per iteration. */
+static void print_rows(const options *o, const int dims[], int size, const stencil_variant *vars,
+                       int nv, const double *t_run, const double *t_exch, const long *bad)
+{
+    char dimstr[48];
+    int n = snprintf(dimstr, sizeof dimstr, "%d", dims[0]);
+    for (int j = 1; j < o->p.dim; j++)
+        n += snprintf(dimstr + n, sizeof dimstr - (size_t)n, "x%d", dims[j]);
+    for (int i = 0; i < nv; i++)
+        for (int r = 0; r < o->reps; r++)
+            printf("@row exp=stencil dim=%d points=%d n=%d halo=%d iters=%d periodic=%d dims=%s "
+                   "np=%d algorithm=%s competitor=%s rep=%d time_us=%.4f exch_us=%.4f%s\n",
+                   o->p.dim, o->p.points, o->p.n, o->p.k, o->iters, o->p.periodic, dimstr, size,
+                   o->algorithm ? o->algorithm : "default", stencil_variant_name(vars[i]), r,
+                   t_run[i * o->reps + r] * 1e6, t_exch[i * o->reps + r] * 1e6,
+                   bad[i] ? " wrong=1" : "");
+}
 
 static void print_header(const options *o, const stencil_t *st, int size, const int dims[], int nv,
                          long long bytes)
@@ -274,6 +298,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
         double iso_exch = 0.0;
         print_header(&o, st, size, dims, nv, bytes);
+        if (o.rows)
+            print_rows(&o, dims, size, vars, nv, t_run, t_exch, bad);
         for (int i = 0; i < nv; i++)
             if (vars[i] == STENCIL_ISO)
                 iso_exch = median(t_exch + i * o.reps, o.reps);
