@@ -228,6 +228,25 @@ static void test_replace(MPI_Comm cart)
     CHECK(rc == MPI_SUCCESS && iso == cart, "second replacing create rc=%d", rc);
     check_queries(iso, cart, &lists[1], "replaced again (s=1)");
     xfer_run(&x[2], iso, "replaced again (s=1)");
+    /* The same offsets again: kept as it is (issue 12: re-creation is cheap). */
+    rc = Iso_neighborhood_create(iso, lists[1].s, lists[1].off, &iso);
+    CHECK(rc == MPI_SUCCESS && iso == cart, "create with the same offsets rc=%d", rc);
+    check_queries(iso, cart, &lists[1], "created again with the same offsets");
+    xfer_run(&x[2], iso, "created again with the same offsets");
+    /* The same s with other offsets (negated): replaced. */
+    {
+        size_t n = (size_t)lists[2].s * (size_t)lists[2].d;
+        int *neg = malloc(sizeof(int) * (n + 1));
+        nbh_t negated = {lists[2].d, lists[2].s, neg};
+        for (size_t k = 0; k < n; k++)
+            neg[k] = -lists[2].off[k];
+        rc = Iso_neighborhood_create(iso, lists[2].s, lists[2].off, &iso);
+        CHECK(rc == MPI_SUCCESS, "create rc=%d", rc);
+        rc = Iso_neighborhood_create(iso, negated.s, negated.off, &iso);
+        CHECK(rc == MPI_SUCCESS, "create with negated offsets rc=%d", rc);
+        check_queries(iso, cart, &negated, "the same s with negated offsets");
+        free(neg);
+    }
     rc = Iso_neighborhood_free(&iso);
     CHECK(rc == MPI_SUCCESS && iso == MPI_COMM_NULL, "free rc=%d", rc);
     for (int j = 0; j < 3; j++)

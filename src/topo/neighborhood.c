@@ -183,13 +183,18 @@ int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg
     iso_state *st = NULL;
     iso_nbh *nb = NULL;
     int flag = 0, kv, err;
+    if ((err = keyval_get(1, &kv)) != MPI_SUCCESS ||
+        (err = MPI_Comm_get_attr(cart, kv, &st, &flag)) != MPI_SUCCESS)
+        return err;
+    /* The same neighborhood again (an application that creates it before
+     * every phase): nothing to do, and its caches stay valid. */
+    if (flag && st->priv != NULL && st->nbh != NULL && st->nbh->s == s &&
+        st->nbh->algorithm == algorithm && st->nbh->mode == mode && st->nbh->verbose == verbose &&
+        (s == 0 || !memcmp(st->nbh->offsets, rel, sizeof(int) * (size_t)s * (size_t)st->nbh->d)))
+        return MPI_SUCCESS;
     if ((err = nbh_build(cart, s, rel, algorithm, mode, &nb)) != MPI_SUCCESS)
         return err;
     nb->verbose = verbose;
-    if ((err = keyval_get(1, &kv)) != MPI_SUCCESS)
-        goto fn_fail;
-    if ((err = MPI_Comm_get_attr(cart, kv, &st, &flag)) != MPI_SUCCESS)
-        goto fn_fail;
     if (!flag) {
         if ((st = calloc(1, sizeof *st)) == NULL) {
             err = iso__error(ISO_ERR_NOMEM);
