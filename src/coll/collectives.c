@@ -86,10 +86,11 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
     struct iso_request_s *r = NULL;
     int err, direct = 1;
 
+    /* the options first: under vpt an argument error is spread to every
+     * process, which must all know that vpt runs */
+    if (call == PERSISTENT && (err = iso__graph_info_parse(info, &o)) != MPI_SUCCESS)
+        return iso__raise_in(fn, comm, err);
     err = iso__args_validate_lists(a, g->outdegree, g->dests, g->indegree, g->sources);
-    if (call == PERSISTENT && err == MPI_SUCCESS &&
-        (err = iso__graph_info_parse(info, &o)) != MPI_SUCCESS)
-        return iso__raise_in(fn, comm, err); /* the info is not the same everywhere */
     if (o.algorithm != ISO_GRAPH_DIRECT) {
         err = iso__vpt_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT, &direct,
                                &r);
