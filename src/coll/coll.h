@@ -142,24 +142,29 @@ int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode);
 /* ---- distributed graph communicators (graph.c, vpt.c) ------------------------- */
 enum { ISO_GRAPH_DIRECT, ISO_GRAPH_VPT, ISO_GRAPH_AUTO };
 
-/* Options of irregular collectives on a graph communicator. */
+/* The VPT options (iso_vpt_dims, iso_vpt_n, iso_vpt_locality). */
 typedef struct {
-    int algorithm;                    /* ISO_GRAPH_* */
     int n;                            /* iso_vpt_n, 0: not given */
     int ndims, dims[ISO_VPT_MAXDIMS]; /* iso_vpt_dims, ndims 0: not given */
     int locality;                     /* iso_vpt_locality: 0 none, 1 node */
-    int p;                            /* processes (to check dims) */
-    const char *env;                  /* the variable being read, NULL: info */
+} iso_vpt_opts;
+
+/* Options of irregular collectives on a graph communicator. */
+typedef struct {
+    int algorithm;    /* ISO_GRAPH_* */
+    iso_vpt_opts vpt;
+    int p;            /* processes (to check dims) */
+    const char *env;  /* the variable being read, NULL: info */
 } iso_graph_opts;
 
-/* A virtual process topology T_n(dims) of a graph communicator: a periodic
+/* A virtual process topology T_n(dims) of a communicator: a periodic
  * Cartesian communicator whose rank r is VPT rank r, with its own private
  * communicator for the library's messages. */
 typedef struct iso_vpt_s {
     int n, dims[ISO_VPT_MAXDIMS], locality;
     MPI_Comm cart;
     iso_priv *priv;         /* on cart */
-    int *vrank;             /* [p] VPT rank of each rank of the graph communicator */
+    int *vrank;             /* [p] VPT rank of each rank of the base communicator (NULL: the same) */
     int me;                 /* this process's VPT rank */
     struct iso_vpt_s *next; /* the other shapes used on the communicator */
 } iso_vpt;
@@ -173,7 +178,6 @@ typedef struct {
     int *sources, *dests; /* MPI_Dist_graph_neighbors (one allocation) */
     iso_priv *priv;       /* duplicate of the communicator (MPI_Comm_idup) */
     iso_graph_opts opts;  /* environment, then the communicator's info */
-    iso_vpt *vpts;        /* VPTs made so far, one per shape */
 } iso_graph;
 
 /* *is_graph: is comm a distributed graph communicator?  Then *out is its
@@ -192,5 +196,37 @@ int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *ou
 int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
                      int err, int retain_args, int persistent, int *use_direct,
                      struct iso_request_s **out);
+
+/* ---- the VPT plan (vpt.c), shared with sparse/ ---------------------------------- */
+/* The VPT of this shape on base (a private communicator), made on first use
+ * (collective over base: a Cartesian communicator and its private
+ * duplicate) and cached on base until it is freed. */
+int iso__vpt_get(MPI_Comm base, int n, const int dims[], int locality, iso_vpt **out);
+/* The shape the options give for p processes (n == 1: direct). */
+int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
+/* One allreduce on priv: argument errors (err: this process's) and the
+ * shape; every process fails if one does. */
+int iso__vpt_agree(iso_priv *priv, int err, int n, const int dims[]);
+
+typedef struct {
+    int source, bytes;
+} iso_vpt_arrival;
+
+typedef struct {
+    iso_sched *sched;         /* rounds = stages; DELIVER into receive slots */
+    size_t *msgsize;          /* per message of sched: its bytes */
+    iso_vpt_arrival *arrived; /* sources unknown: slot i's source and bytes */
+    int narrived;
+} iso_vpt_plan_out;
+
+/* The plan of one exchange over VPT v (collective over v): this process
+ * (rank of size, ranks of the base communicator) sends block i of a's send
+ * side to dests[i]; receive slot j is the ord-th occurrence of sources[j]
+ * (the graph rule), or, with sources NULL, slot i is the i-th arrival
+ * (recorded in out->arrived; a's receive side is then set by the caller
+ * before the request is made). */
+int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, int nrecv,
+                  const int *sources, const iso_args *a, iso_vpt_plan_out *out);
+void iso__vpt_plan_free(iso_vpt_plan_out *p);
 
 #endif

@@ -11,26 +11,10 @@
 
 static int graph_keyval = MPI_KEYVAL_INVALID;
 
-static void vpts_free(iso_vpt *v)
-{
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    while (v) {
-        iso_vpt *next = v->next;
-        iso__priv_release(v->priv);
-        if (!finalized && v->cart != MPI_COMM_NULL)
-            MPI_Comm_free(&v->cart);
-        free(v->vrank);
-        free(v);
-        v = next;
-    }
-}
-
 static void graph_free(iso_graph *g)
 {
     if (g == NULL)
         return;
-    vpts_free(g->vpts);
     iso__priv_release(g->priv);
     free(g->sources);
     free(g);
@@ -73,11 +57,11 @@ static int option(void *ctx, const char *key, const char *value)
                               where, value);
     }
     if (!strcmp(key, "iso_vpt_dims")) {
-        int n, err = iso__vpt_dims_parse(value, o->p, &n, o->dims);
+        int n, err = iso__vpt_dims_parse(value, o->p, &n, o->vpt.dims);
         if (err != MPI_SUCCESS)
             return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\": comma-separated sizes >= 1 whose "
                                                 "product is the %d processes", where, value, o->p);
-        o->ndims = n;
+        o->vpt.ndims = n;
         return MPI_SUCCESS;
     }
     if (!strcmp(key, "iso_vpt_n")) {
@@ -86,12 +70,12 @@ static int option(void *ctx, const char *key, const char *value)
         if (*value == '\0' || *end != '\0' || n < 1 || n > ISO_VPT_MAXDIMS)
             return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (1 .. %d dimensions)", where, value,
                                   ISO_VPT_MAXDIMS);
-        o->n = (int)n;
+        o->vpt.n = (int)n;
         return MPI_SUCCESS;
     }
     if (!strcmp(key, "iso_vpt_locality")) {
         if (!strcasecmp(value, "none") || !strcasecmp(value, "node")) {
-            o->locality = !strcasecmp(value, "node");
+            o->vpt.locality = !strcasecmp(value, "node");
             return MPI_SUCCESS;
         }
         return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (none, node)", where, value);

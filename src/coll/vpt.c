@@ -21,6 +21,7 @@
  * request's Iso_start moves only data: no header exchange, and buffers
  * sized when the plan was made. */
 #include "coll/coll.h"
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,14 +46,51 @@ static int vrank_of(const iso_vpt *v, int r)
 
 /* ---- the VPT communicators --------------------------------------------------- */
 
-/* The VPT of this shape, made on first use (collective over the graph
- * communicator: a Cartesian communicator and its private duplicate).  The
- * private communicator of g must be ready. */
-static int vpt_get(iso_graph *g, int n, const int dims[], int locality, iso_vpt **out)
+static int vpt_keyval = MPI_KEYVAL_INVALID;
+
+static void vpts_free(iso_vpt *v)
 {
-    iso_vpt *v;
-    int periods[ISO_VPT_MAXDIMS], err;
-    for (v = g->vpts; v; v = v->next)
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    while (v) {
+        iso_vpt *next = v->next;
+        iso__priv_release(v->priv);
+        if (!finalized && v->cart != MPI_COMM_NULL)
+            MPI_Comm_free(&v->cart);
+        free(v->vrank);
+        free(v);
+        v = next;
+    }
+}
+
+static int vpts_delete(MPI_Comm comm, int kv, void *val, void *extra)
+{
+    (void)comm;
+    (void)kv;
+    (void)extra;
+    vpts_free(val);
+    return MPI_SUCCESS;
+}
+
+static void drop_world_vpts(void)
+{
+    iso__world_attr_delete(vpt_keyval);
+}
+
+int iso__vpt_get(MPI_Comm base, int n, const int dims[], int locality, iso_vpt **out)
+{
+    iso_vpt *v, *list = NULL;
+    int periods[ISO_VPT_MAXDIMS], flag = 0, err = MPI_SUCCESS;
+    *out = NULL;
+    iso__lock();
+    if (vpt_keyval == MPI_KEYVAL_INVALID &&
+        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, vpts_delete, &vpt_keyval, NULL)) ==
+            MPI_SUCCESS)
+        err = iso__at_finalize(drop_world_vpts);
+    iso__unlock();
+    if (err != MPI_SUCCESS || (err = MPI_Comm_get_attr(base, vpt_keyval, &list, &flag)))
+        return err;
+    for (v = flag ? list : NULL; v; v = v->next)
         if (v->n == n && v->locality == locality && !memcmp(v->dims, dims, sizeof(int) * (size_t)n)) {
             *out = v;
             return MPI_SUCCESS;
@@ -65,17 +103,21 @@ static int vpt_get(iso_graph *g, int n, const int dims[], int locality, iso_vpt 
     v->cart = MPI_COMM_NULL;
     for (int d = 0; d < n; d++)
         periods[d] = 1;
-    /* ranks kept (reorder 0): VPT rank = rank of the graph communicator */
-    v->me = g->rank;
-    if ((err = MPI_Cart_create(g->priv->comm, n, v->dims, periods, 0, &v->cart)) != MPI_SUCCESS ||
+    /* ranks kept (reorder 0): VPT rank = rank of base */
+    if ((err = MPI_Comm_rank(base, &v->me)) != MPI_SUCCESS ||
+        (err = MPI_Cart_create(base, n, v->dims, periods, 0, &v->cart)) != MPI_SUCCESS ||
         (err = iso__priv_create(v->cart, &v->priv)) != MPI_SUCCESS) {
         if (v->cart != MPI_COMM_NULL)
             MPI_Comm_free(&v->cart);
         free(v);
         return err;
     }
-    v->next = g->vpts;
-    g->vpts = v;
+    v->next = flag ? list : NULL;
+    if ((err = MPI_Comm_set_attr(base, vpt_keyval, v)) != MPI_SUCCESS) {
+        v->next = NULL;
+        vpts_free(v);
+        return err;
+    }
     *out = v;
     return MPI_SUCCESS;
 }
@@ -87,7 +129,7 @@ static int vpt_get(iso_graph *g, int n, const int dims[], int locality, iso_vpt 
  * same on every process) and the shape, which every process must have
  * alike.  Returns this process's error, or one that says another process
  * failed. */
-static int agree(iso_graph *g, int err, int n, const int dims[])
+static int agree(iso_priv *priv, int err, int n, const int dims[])
 {
     long long v[4] = {0, 0, 0, 0}, r[4];
     MPI_Request req;
@@ -105,8 +147,8 @@ static int agree(iso_graph *g, int err, int n, const int dims[])
         v[2] = v[2] * 131 + dims[d];
     v[2] = v[2] * 17 + n;
     v[3] = -v[2];
-    if ((rc = iso__priv_ready(g->priv, 1, &ready)) != MPI_SUCCESS ||
-        (rc = MPI_Iallreduce(v, r, 4, MPI_LONG_LONG, MPI_MAX, g->priv->comm, &req)) ||
+    if ((rc = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
+        (rc = MPI_Iallreduce(v, r, 4, MPI_LONG_LONG, MPI_MAX, priv->comm, &req)) ||
         (rc = iso__progress_wait(&req)) != MPI_SUCCESS)
         return rc;
     if (err != MPI_SUCCESS)
@@ -125,7 +167,10 @@ static int agree(iso_graph *g, int err, int n, const int dims[])
 
 typedef struct {
     iso_vpt *v;
-    const iso_graph *g;
+    int rank, size;        /* of the communicator whose ranks the lists hold */
+    int nsend, nrecv;
+    const int *dests, *sources; /* sources NULL: unknown, delivered in arrival order */
+    iso_vpt_arrival *arrived;   /* then: what arrived, slot by slot */
     iso_sched *s;
     item *held;      /* submessages on this process before the stage */
     int nheld, held_cap;
@@ -174,13 +219,12 @@ static int first_of(const int *pairs, int n, long long rank)
  * with its edge ordinal (the how-manieth edge to that destination). */
 static int initial_items(plan_t *pl, const iso_args *a)
 {
-    const iso_graph *g = pl->g;
-    int *pairs = sorted_pairs(g->dests, g->outdegree), err = MPI_SUCCESS;
+    int *pairs = sorted_pairs(pl->dests, pl->nsend), err = MPI_SUCCESS;
     if (pairs == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    if ((err = iso__grow(&pl->held, &pl->held_cap, g->outdegree + 1, sizeof *pl->held)))
+    if ((err = iso__grow(&pl->held, &pl->held_cap, pl->nsend + 1, sizeof *pl->held)))
         goto fn_exit;
-    for (int k = 0, ord = 0; k < g->outdegree; k++) {
+    for (int k = 0, ord = 0; k < pl->nsend; k++) {
         int i = pairs[2 * k + 1];
         iso_loc l = iso__block(&a->send, ISO_BUF_SEND, i);
         MPI_Count size;
@@ -188,11 +232,11 @@ static int initial_items(plan_t *pl, const iso_args *a)
         ord = k > 0 && pairs[2 * k] == pairs[2 * k - 2] ? ord + 1 : 0;
         if ((err = MPI_Type_size_x(l.type, &size)) != MPI_SUCCESS)
             goto fn_exit;
-        it->h = (item_hdr){g->dests[i], g->rank, ord, (long long)size * l.count};
-        it->vdest = vrank_of(pl->v, g->dests[i]);
+        it->h = (item_hdr){pl->dests[i], pl->rank, ord, (long long)size * l.count};
+        it->vdest = vrank_of(pl->v, pl->dests[i]);
         it->piece = (iso_piece){ISO_PIECE_USER, i};
     }
-    pl->nheld = g->outdegree;
+    pl->nheld = pl->nsend;
 fn_exit:
     free(pairs);
     return err;
@@ -321,7 +365,7 @@ static int plan_stage(plan_t *pl, int d)
         for (int e = 0; e < rn[j] && !err; e++) {
             item *it = &pl->next[pl->nnext++];
             it->h = rh[j][e];
-            if (it->h.dest < 0 || it->h.dest >= pl->g->size || it->h.bytes < 0) {
+            if (it->h.dest < 0 || it->h.dest >= pl->size || it->h.bytes < 0) {
                 err = iso__error_msg(ISO_ERR_INTERN, "VPT: a malformed submessage header");
                 break;
             }
@@ -364,23 +408,39 @@ fn_exit:
 }
 
 /* After the last stage every held submessage is for this process: each goes
- * into the slot of the ord-th occurrence of its source. */
+ * into the slot of the ord-th occurrence of its source, or, when the
+ * sources are unknown (the SDDE), into slot i for the i-th arrival, which
+ * is recorded. */
 static int plan_deliveries(plan_t *pl)
 {
-    const iso_graph *g = pl->g;
-    int *pairs = sorted_pairs(g->sources, g->indegree), err = MPI_SUCCESS;
-    char *filled = calloc((size_t)g->indegree + 1, 1);
+    int *pairs = NULL, err = MPI_SUCCESS;
+    char *filled = NULL;
+    if (pl->sources == NULL) {
+        pl->nrecv = pl->nheld;
+        if ((pl->arrived = malloc(sizeof *pl->arrived * ((size_t)pl->nheld + 1))) == NULL)
+            return iso__error(ISO_ERR_NOMEM);
+        for (int i = 0; i < pl->nheld && !err; i++) {
+            iso_op op = {.kind = ISO_OP_DELIVER, .src = pl->held[i].piece, .slot = i, .first = 1};
+            if (pl->held[i].h.dest != pl->rank || pl->held[i].h.bytes > INT_MAX)
+                return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage for another process");
+            pl->arrived[i] = (iso_vpt_arrival){(int)pl->held[i].h.src, (int)pl->held[i].h.bytes};
+            err = iso__sched_add(pl->s, &op);
+        }
+        return err;
+    }
+    pairs = sorted_pairs(pl->sources, pl->nrecv);
+    filled = calloc((size_t)pl->nrecv + 1, 1);
     if (pairs == NULL || filled == NULL) {
         err = iso__error(ISO_ERR_NOMEM);
         goto fn_exit;
     }
-    if (pl->nheld != g->indegree)
+    if (pl->nheld != pl->nrecv)
         err = iso__error_msg(ISO_ERR_INTERN, "VPT: %d submessages arrived for %d sources",
-                             pl->nheld, g->indegree);
+                             pl->nheld, pl->nrecv);
     for (int i = 0; i < pl->nheld && !err; i++) {
         const item *it = &pl->held[i];
-        int at = first_of(pairs, g->indegree, it->h.src) + (int)it->h.ord, slot;
-        if (it->h.dest != g->rank || at >= g->indegree || pairs[2 * at] != it->h.src ||
+        int at = first_of(pairs, pl->nrecv, it->h.src) + (int)it->h.ord, slot;
+        if (it->h.dest != pl->rank || at >= pl->nrecv || pairs[2 * at] != it->h.src ||
             filled[slot = pairs[2 * at + 1]]) {
             err = iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
                                  it->h.src);
@@ -416,7 +476,66 @@ static int build_plan(plan_t *pl, const iso_args *a)
     return err;
 }
 
-/* ---- the request ------------------------------------------------------------------- */
+/* ---- the plan of one exchange --------------------------------------------------- */
+
+int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, int nrecv,
+                  const int *sources, const iso_args *a, iso_vpt_plan_out *out)
+{
+    plan_t pl;
+    int err;
+    memset(&pl, 0, sizeof pl);
+    memset(out, 0, sizeof *out);
+    pl.v = v;
+    pl.rank = rank;
+    pl.size = size;
+    pl.nsend = nsend;
+    pl.dests = dests;
+    pl.nrecv = nrecv;
+    pl.sources = sources;
+    pl.hdr_tag = iso__tags_reserve(v->priv, v->n);
+    if ((err = iso__sched_new(&pl.s)) == MPI_SUCCESS && (err = build_plan(&pl, a)) == MPI_SUCCESS) {
+        out->sched = pl.s;
+        out->msgsize = pl.msgsize;
+        out->arrived = pl.arrived;
+        out->narrived = pl.sources ? 0 : pl.nrecv;
+        pl.s = NULL;
+        pl.msgsize = NULL;
+        pl.arrived = NULL;
+    }
+    iso__sched_release(pl.s);
+    free(pl.held);
+    free(pl.next);
+    free(pl.msgsize);
+    free(pl.arrived);
+    return err;
+}
+
+void iso__vpt_plan_free(iso_vpt_plan_out *p)
+{
+    iso__sched_release(p->sched);
+    free(p->msgsize);
+    free(p->arrived);
+    memset(p, 0, sizeof *p);
+}
+
+/* The shape of options o for p processes; n == 1 means direct. */
+int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[])
+{
+    if (o->ndims > 0) {
+        *n = o->ndims;
+        memcpy(dims, o->dims, sizeof(int) * (size_t)*n);
+        return MPI_SUCCESS;
+    }
+    *n = o->n > 0 ? o->n : 2;
+    return iso__vpt_dims_balanced(p, *n, dims);
+}
+
+int iso__vpt_agree(iso_priv *priv, int err, int n, const int dims[])
+{
+    return agree(priv, err, n, dims);
+}
+
+/* ---- the request on a graph communicator ----------------------------------------- */
 
 int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
                      int err, int retain_args, int persistent, int *use_direct,
@@ -424,39 +543,29 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
 {
     int n, dims[ISO_VPT_MAXDIMS];
     iso_vpt *v = NULL;
-    plan_t pl;
+    iso_vpt_plan_out plan;
     *out = NULL;
     *use_direct = 0;
-    memset(&pl, 0, sizeof pl);
-    if (o->ndims > 0) {
-        n = o->ndims;
-        memcpy(dims, o->dims, sizeof(int) * (size_t)n);
-    } else {
-        n = o->n > 0 ? o->n : 2;
-        if (iso__vpt_dims_balanced(g->size, n, dims) != MPI_SUCCESS)
-            return iso__error(ISO_ERR_INTERN);
-    }
+    memset(&plan, 0, sizeof plan);
+    if (iso__vpt_shape(&o->vpt, g->size, &n, dims) != MPI_SUCCESS)
+        return iso__error(ISO_ERR_INTERN);
     if (n == 1) { /* T_1 is direct */
         *use_direct = 1;
         return err;
     }
-    if ((err = agree(g, err, n, dims)) != MPI_SUCCESS ||
-        (err = vpt_get(g, n, dims, o->locality, &v)) != MPI_SUCCESS)
+    if ((err = agree(g->priv, err, n, dims)) != MPI_SUCCESS ||
+        (err = iso__vpt_get(g->priv->comm, n, dims, o->vpt.locality, &v)) != MPI_SUCCESS)
         return err;
-    pl.v = v;
-    pl.g = g;
-    pl.hdr_tag = iso__tags_reserve(v->priv, n);
-    if ((err = iso__sched_new(&pl.s)) == MPI_SUCCESS && (err = build_plan(&pl, a)) == MPI_SUCCESS &&
-        (err = iso__sched_request(v->priv, comm, pl.s, a, g->outdegree, g->indegree, retain_args,
-                                  persistent, ISO_MODE_PACK, "vpt", out)) == MPI_SUCCESS &&
-        (err = iso__sched_request_reserve(*out, pl.msgsize)) != MPI_SUCCESS) {
+    if ((err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree,
+                             g->sources, a, &plan)) == MPI_SUCCESS &&
+        (err = iso__sched_request(v->priv, comm, plan.sched, a, g->outdegree, g->indegree,
+                                  retain_args, persistent, ISO_MODE_PACK, "vpt", out)) ==
+            MPI_SUCCESS &&
+        (err = iso__sched_request_reserve(*out, plan.msgsize)) != MPI_SUCCESS) {
         iso__request_destroy(*out);
         *out = NULL;
     }
-    iso__sched_release(pl.s);
-    free(pl.held);
-    free(pl.next);
-    free(pl.msgsize);
+    iso__vpt_plan_free(&plan);
     return err;
 }
 
