@@ -436,6 +436,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *           ISO_ERR_COUNT, a longer one MPI_ERR_TRUNCATE, at the receiver,
  *           after the exchange).
  *   auto    for now the same as vpt with the shape below
+ * (The same variable ISO_SPARSE_ALGORITHM names the SDDE's algorithm of
+ * Iso_alltoall(v)_crs, where "direct" is not a name: set it for one of the
+ * two.)
  * Shape (vpt): iso_vpt_dims (ISO_VPT_DIMS) "4,2,2": sizes >= 1 whose
  * product is the communicator size (ISO_ERR_INFO otherwise); or iso_vpt_n
  * (ISO_VPT_N) n = 1..16: sizes by the balanced scheme (prime factors,
@@ -540,6 +543,16 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  *                            as one message to one process of that node,
  *                            which redistributes them inside the node
  *                            (personalized or NBX between nodes)
+ *     vpt                    store-and-forward over a virtual process
+ *                            topology T_n (as on graph communicators,
+ *                            below): at each stage a process sends its
+ *                            line neighbors the headers (destination,
+ *                            source, bytes) of what it will send them,
+ *                            then the data moves; at most sum(k_d - 1)
+ *                            messages per process.  Shape: iso_vpt_dims /
+ *                            iso_vpt_n (ISO_VPT_DIMS / ISO_VPT_N), default
+ *                            n = 2; n = 1 is personalized.  auto never
+ *                            chooses it
  *   iso_verify=true  (ISO_VERIFY=1): one allreduce first spreads an
  *     argument error found on any process to all of them (each returns an
  *     error; a process with good arguments returns the error of another)
@@ -547,6 +560,7 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  *     Without it, a process with bad arguments returns its error without
  *     communicating, and the others then behave as in an erroneous MPI
  *     program (they may wait forever).
+ *   iso_vpt_dims, iso_vpt_n  the VPT shape of vpt (as on graph communicators)
  * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
  * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM
  * (names are case-insensitive).  ISO_VERBOSE=1: rank 0 prints the

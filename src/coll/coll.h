@@ -120,6 +120,17 @@ static inline iso_args iso__args(iso_coll coll, const void *sendbuf, iso_side se
                       .recv = recv, .op = op};
 }
 
+/* The send side of an SDDE call as alltoallv arguments (the receive side
+ * is set once known). */
+static inline iso_args iso__args_sdde(const void *buf, const int *counts, const int *displs,
+                                      MPI_Datatype type, MPI_Aint extent)
+{
+    iso_args a = iso__args(ISO_ALLTOALL, buf, iso__side_v(counts, displs, type), NULL,
+                           iso__side_v(NULL, NULL, MPI_BYTE), MPI_OP_NULL);
+    a.send.extent = extent;
+    return a;
+}
+
 /* Checks the blocks that will move (those whose peer exists) and sets the
  * extents of the sides. */
 int iso__args_validate(iso_args *a, const iso_nbh *nb);
