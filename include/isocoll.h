@@ -446,8 +446,14 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * T_n, sizes differing by at most a factor of 2; a prime process count
  * gives (p, 1, ..., 1), i.e. direct); iso_vpt_dims wins if both are given.
  * n = 1 (or a one-dimensional shape) is direct.  Without either: n = 2.
- * iso_vpt_locality (ISO_VPT_LOCALITY) "none" (default) | "node": accepted,
- * not yet used (see DESIGN.md).  iso_verify is accepted and ignored.  Other
+ * iso_vpt_locality (ISO_VPT_LOCALITY) "none" (default) | "node": the
+ * processes of one node (shared memory, or the pretend ISO_NODE_MAP of the
+ * SDDE below) form the first dimension, so stage 0 stays inside nodes.
+ * Nodes of one size s > 1 with a balanced shape (iso_vpt_n): the shape
+ * becomes (s, the nodes balanced over n - 1 dimensions).  Any other node
+ * sizes or placement: the same embedding (processes grouped node by node
+ * fill the lines of dimension 0 one after another), always a valid VPT;
+ * stage 0 then stays inside a node only where a node fills whole lines.  iso_verify is accepted and ignored.  Other
  * "iso_" keys are ISO_ERR_INFO; an unknown algorithm ISO_ERR_ALGORITHM
  * (in the environment, the SDDE's names, which mean nothing here, are
  * ignored).
@@ -560,7 +566,8 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  *     Without it, a process with bad arguments returns its error without
  *     communicating, and the others then behave as in an erroneous MPI
  *     program (they may wait forever).
- *   iso_vpt_dims, iso_vpt_n  the VPT shape of vpt (as on graph communicators)
+ *   iso_vpt_dims, iso_vpt_n, iso_vpt_locality  the VPT of vpt (as on graph
+ *                            communicators)
  * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
  * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM
  * (names are case-insensitive).  ISO_VERBOSE=1: rank 0 prints the

@@ -46,6 +46,13 @@ static int rank_of(int n, const int dims[], const int c[])
 
 /* Messages, bytes per stage and forwarded bytes of rank me, with 4-byte
  * elements. */
+static const int *g_vrank; /* the VPT rank of each rank (NULL: the same) */
+
+static int vr(int r)
+{
+    return g_vrank ? g_vrank[r] : r;
+}
+
 static void expected(const gpattern *g, int n, const int dims[], int me, int msgs[],
                      long long bytes[], long long *fwd)
 {
@@ -56,8 +63,9 @@ static void expected(const gpattern *g, int n, const int dims[], int me, int msg
         msgs[d] = 0, bytes[d] = 0;
     for (int a = 0; a < p; a++)
         for (int e = g->first[a]; e < g->first[a + 1]; e++) {
-            int at = a, ca[16], cb[16];
-            coords(n, dims, g->dst[e], cb);
+            int at = vr(a), ca[16], cb[16];
+            me = vr(g->rank);
+            coords(n, dims, vr(g->dst[e]), cb);
             for (int d = 0; d < n; d++) {
                 int next;
                 coords(n, dims, at, ca);
@@ -67,7 +75,7 @@ static void expected(const gpattern *g, int n, const int dims[], int me, int msg
                     if (!to[(size_t)d * (size_t)p + (size_t)next]++)
                         msgs[d]++;
                     bytes[d] += 8 + 4LL * g->cnt[e];
-                    if (a != me)
+                    if (vr(a) != me)
                         *fwd += 4LL * g->cnt[e];
                 }
                 at = next;
@@ -182,6 +190,100 @@ static void env_cases(int p, const char *dims_s)
     tap_result(MPI_COMM_WORLD, "vpt T(%s) from the environment: blocking, nonblocking", dims_s);
 }
 
+/* iso_vpt_locality=node on a pretend node map (ISO_NODE_MAP, world
+ * ranks): the shape becomes (node size, nodes) for nodes of one size, and
+ * the VPT ranks follow the documented embedding (members grouped by node,
+ * VPT rank (g mod k_0) * stride_0 + g / k_0); stage 0 then stays inside
+ * nodes.  Data against the oracle, statistics against that embedding. */
+static void locality_case(int p, const int *node, const char *what)
+{
+    char map[512] = "";
+    int nn = 0, sizes[64] = {0}, order[64], members[64], vrank[64], dims[2], m = 0, same = 1;
+    MPI_Info info;
+    gpattern g;
+    MPI_Comm comm;
+    Iso_request req = ISO_REQUEST_NULL;
+    for (int r = 0; r < p; r++) {
+        snprintf(map + strlen(map), sizeof map - strlen(map), "%s%d", r ? "," : "", node[r]);
+        nn = node[r] + 1 > nn ? node[r] + 1 : nn;
+        sizes[node[r]]++;
+    }
+    /* nodes in the order of their lowest ranks, members ascending */
+    for (int k = 0; k < nn; k++)
+        order[k] = -1;
+    {
+        int cnt = 0;
+        for (int r = 0; r < p; r++) {
+            int known = 0;
+            for (int k = 0; k < cnt; k++)
+                known |= order[k] == node[r];
+            if (!known)
+                order[cnt++] = node[r];
+        }
+        for (int k = 0; k < cnt; k++)
+            for (int r = 0; r < p; r++)
+                if (node[r] == order[k])
+                    members[m++] = r;
+    }
+    for (int k = 1; k < nn; k++)
+        same &= sizes[k] == sizes[0];
+    if (same && nn > 1 && sizes[0] > 1) {
+        dims[0] = sizes[0];
+        dims[1] = nn;
+    } else {
+        iso__vpt_dims_balanced(p, 2, dims);
+    }
+    for (int q = 0; q < p; q++)
+        vrank[members[q]] = (q % dims[0]) * (p / dims[0]) + q / dims[0];
+    setenv("ISO_NODE_MAP", map, 1);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "iso_sparse_algorithm", "vpt");
+    MPI_Info_set(info, "iso_vpt_n", "2");
+    MPI_Info_set(info, "iso_vpt_locality", "node");
+    gpattern_make(&g, PAT_DENSE, p, 41u, 3, 0);
+    comm = gpattern_comm(&g, MPI_INFO_NULL);
+    g_case(&g, comm, FORM_A2AV, CALL_PERSISTENT, info, 2, ocomm, &req, what);
+    g_vrank = vrank;
+    if (req != ISO_REQUEST_NULL) {
+        check_info(&g, req, 2, dims, what);
+        Iso_request_free(&req);
+    }
+    g_vrank = NULL;
+    /* stage 0 inside nodes when nodes fill lines of dimension 0 */
+    if (same && nn > 1)
+        for (int a = 0; a < p; a++)
+            for (int b = 0; b < p; b++) {
+                int at = vrank[a], c[2], cb[2], next, who = -1;
+                coords(2, dims, at, c);
+                coords(2, dims, vrank[b], cb);
+                c[0] = cb[0];
+                next = rank_of(2, dims, c);
+                for (int r = 0; r < p; r++)
+                    if (vrank[r] == next)
+                        who = r;
+                CHECK(node[who] == node[a], "%s: stage 0 leaves node %d", what, node[a]);
+            }
+    MPI_Comm_free(&comm);
+    gpattern_free(&g);
+    MPI_Info_free(&info);
+    unsetenv("ISO_NODE_MAP");
+}
+
+static void locality_cases(int p)
+{
+    int node[64];
+    if (p < 3 || p > 64)
+        return;
+    for (int r = 0; r < p; r++) /* interleaved nodes of one size */
+        node[r] = p % 2 == 0 ? r % 2 : r % p == 0;
+    if (p % 2 == 0)
+        locality_case(p, node, "interleaved equal nodes");
+    for (int r = 0; r < p; r++) /* uneven: one small node at the end */
+        node[r] = r >= p - 1 - (p > 4);
+    locality_case(p, node, "uneven nodes");
+    tap_result(MPI_COMM_WORLD, "vpt with iso_vpt_locality=node on pretend node maps");
+}
+
 /* Shapes for p: balanced n = 2 and 3, and an explicit one (the smallest
  * factor first, or 1,p for primes: one real stage). */
 int main(int argc, char **argv)
@@ -203,6 +305,7 @@ int main(int argc, char **argv)
     snprintf(s, sizeof s, "%d,%d", dims[0], dims[1]);
     persistent_cases(p, 2, dims, s, 0);
     env_cases(p, s);
+    locality_cases(p);
     MPI_Comm_free(&ocomm);
     g_types_free();
     MPI_Finalize();

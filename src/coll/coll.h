@@ -209,10 +209,12 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
                      struct iso_request_s **out);
 
 /* ---- the VPT plan (vpt.c), shared with sparse/ ---------------------------------- */
-/* The VPT of this shape on base (a private communicator), made on first use
- * (collective over base: a Cartesian communicator and its private
- * duplicate) and cached on base until it is freed. */
-int iso__vpt_get(MPI_Comm base, int n, const int dims[], int locality, iso_vpt **out);
+/* The VPT of shape (n, dims) on base (a private communicator), made on
+ * first use (collective over base: a Cartesian communicator and its private
+ * duplicate; with o->locality the nodes of base too) and cached on base
+ * until it is freed.  With o->locality and a balanced shape (o->ndims 0)
+ * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
+int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
 /* The shape the options give for p processes (n == 1: direct). */
 int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
 /* One allreduce on priv: argument errors (err: this process's) and the

@@ -77,11 +77,39 @@ static void drop_world_vpts(void)
     iso__world_attr_delete(vpt_keyval);
 }
 
-int iso__vpt_get(MPI_Comm base, int n, const int dims[], int locality, iso_vpt **out)
+/* The locality embedding (iso_vpt_locality=node): with g(r) the position
+ * of rank r in the ranks grouped node by node (iso_locality.members), VPT
+ * rank (g mod k_0) * stride_0 + g / k_0.  Consecutive members of a node
+ * thus share every coordinate but the first, so stage 0 stays inside the
+ * node wherever a node's members fill whole lines of dimension 0 (nodes of
+ * a size that is a multiple of k_0, any placement of ranks).  Any node
+ * sizes give a valid VPT (a bijection); lines that straddle nodes merely
+ * leave the node at stage 0. */
+static int embed(const iso_locality *loc, int n, const int dims[], int *vrank)
+{
+    int stride0 = iso__vpt_stride(n, dims, 0);
+    for (int g = 0; g < loc->size; g++)
+        vrank[loc->members[g]] = (g % dims[0]) * stride0 + g / dims[0];
+    return MPI_SUCCESS;
+}
+
+int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out)
 {
     iso_vpt *v, *list = NULL;
-    int periods[ISO_VPT_MAXDIMS], flag = 0, err = MPI_SUCCESS;
+    const iso_locality *loc = NULL;
+    MPI_Comm ordered = MPI_COMM_NULL;
+    int periods[ISO_VPT_MAXDIMS], flag = 0, rank, err = MPI_SUCCESS;
     *out = NULL;
+    /* locality, balanced shape, nodes of one size s dividing p: the first
+     * dimension is the node (k_0 = s), the others balanced over the nodes */
+    if (o->locality && (err = iso__locality_get(base, &loc)) != MPI_SUCCESS)
+        return err;
+    if (loc && o->ndims == 0 && n >= 2 && loc->min_node_size == loc->max_node_size &&
+        loc->nnodes > 1 && loc->min_node_size > 1) {
+        dims[0] = loc->min_node_size;
+        if ((err = iso__vpt_dims_balanced(loc->nnodes, n - 1, dims + 1)) != MPI_SUCCESS)
+            return err;
+    }
     iso__lock();
     if (vpt_keyval == MPI_KEYVAL_INVALID &&
         (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, vpts_delete, &vpt_keyval, NULL)) ==
@@ -91,27 +119,38 @@ int iso__vpt_get(MPI_Comm base, int n, const int dims[], int locality, iso_vpt *
     if (err != MPI_SUCCESS || (err = MPI_Comm_get_attr(base, vpt_keyval, &list, &flag)))
         return err;
     for (v = flag ? list : NULL; v; v = v->next)
-        if (v->n == n && v->locality == locality && !memcmp(v->dims, dims, sizeof(int) * (size_t)n)) {
+        if (v->n == n && v->locality == o->locality &&
+            !memcmp(v->dims, dims, sizeof(int) * (size_t)n)) {
             *out = v;
             return MPI_SUCCESS;
         }
     if ((v = calloc(1, sizeof *v)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     v->n = n;
-    v->locality = locality;
+    v->locality = o->locality;
     memcpy(v->dims, dims, sizeof(int) * (size_t)n);
     v->cart = MPI_COMM_NULL;
     for (int d = 0; d < n; d++)
         periods[d] = 1;
-    /* ranks kept (reorder 0): VPT rank = rank of base */
-    if ((err = MPI_Comm_rank(base, &v->me)) != MPI_SUCCESS ||
-        (err = MPI_Cart_create(base, n, v->dims, periods, 0, &v->cart)) != MPI_SUCCESS ||
-        (err = iso__priv_create(v->cart, &v->priv)) != MPI_SUCCESS) {
-        if (v->cart != MPI_COMM_NULL)
-            MPI_Comm_free(&v->cart);
-        free(v);
-        return err;
+    if ((err = MPI_Comm_rank(base, &rank)) != MPI_SUCCESS)
+        goto fn_fail;
+    v->me = rank;
+    if (loc) { /* ranks reordered by the embedding (split by key = VPT rank) */
+        if ((v->vrank = malloc(sizeof(int) * (size_t)loc->size)) == NULL) {
+            err = iso__error(ISO_ERR_NOMEM);
+            goto fn_fail;
+        }
+        embed(loc, n, dims, v->vrank);
+        v->me = v->vrank[rank];
+        if ((err = MPI_Comm_split(base, 0, v->me, &ordered)) != MPI_SUCCESS)
+            goto fn_fail;
     }
+    /* no reordering by MPI: VPT rank = rank of the (ordered) base */
+    if ((err = MPI_Cart_create(loc ? ordered : base, n, v->dims, periods, 0, &v->cart)) ||
+        (err = iso__priv_create(v->cart, &v->priv)) != MPI_SUCCESS)
+        goto fn_fail;
+    if (ordered != MPI_COMM_NULL)
+        MPI_Comm_free(&ordered);
     v->next = flag ? list : NULL;
     if ((err = MPI_Comm_set_attr(base, vpt_keyval, v)) != MPI_SUCCESS) {
         v->next = NULL;
@@ -120,6 +159,14 @@ int iso__vpt_get(MPI_Comm base, int n, const int dims[], int locality, iso_vpt *
     }
     *out = v;
     return MPI_SUCCESS;
+fn_fail:
+    if (ordered != MPI_COMM_NULL)
+        MPI_Comm_free(&ordered);
+    if (v->cart != MPI_COMM_NULL)
+        MPI_Comm_free(&v->cart);
+    free(v->vrank);
+    free(v);
+    return err;
 }
 
 /* ---- agreement ------------------------------------------------------------------ */
@@ -554,7 +601,7 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
         return err;
     }
     if ((err = agree(g->priv, err, n, dims)) != MPI_SUCCESS ||
-        (err = iso__vpt_get(g->priv->comm, n, dims, o->vpt.locality, &v)) != MPI_SUCCESS)
+        (err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
         return err;
     if ((err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree,
                              g->sources, a, &plan)) == MPI_SUCCESS &&

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- options ---------------------------------------------------------------- */
 
@@ -58,9 +59,16 @@ static int option(void *ctx, const char *key, const char *value)
         o->vpt.n = (int)n;
         return MPI_SUCCESS;
     }
+    if (!strcmp(key, "iso_vpt_locality")) {
+        if (!strcasecmp(value, "none") || !strcasecmp(value, "node")) {
+            o->vpt.locality = !strcasecmp(value, "node");
+            return MPI_SUCCESS;
+        }
+        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (none, node)", where, value);
+    }
     return iso__error_msg(ISO_ERR_INFO,
                           "unknown info key %s (here: iso_sparse_algorithm, iso_verify, "
-                          "iso_vpt_dims, iso_vpt_n)", key);
+                          "iso_vpt_dims, iso_vpt_n, iso_vpt_locality)", key);
 }
 
 /* The environment (ISO_VERIFY, ISO_VERBOSE, ISO_SPARSE_ALGORITHM), then
@@ -70,7 +78,7 @@ static int options_get(MPI_Info info, int p, options_t *o)
 {
     const char *venv = getenv("ISO_VERIFY"), *aenv = getenv("ISO_SPARSE_ALGORITHM");
     const char *benv = getenv("ISO_VERBOSE"), *denv = getenv("ISO_VPT_DIMS");
-    const char *nenv = getenv("ISO_VPT_N");
+    const char *nenv = getenv("ISO_VPT_N"), *lenv = getenv("ISO_VPT_LOCALITY");
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0, err = MPI_SUCCESS;
     memset(o, 0, sizeof *o);
@@ -96,6 +104,9 @@ static int options_get(MPI_Info info, int p, options_t *o)
     o->env = "ISO_VPT_N";
     if (nenv && *nenv && !err)
         err = option(o, "iso_vpt_n", nenv);
+    o->env = "ISO_VPT_LOCALITY";
+    if (lenv && *lenv && !err)
+        err = option(o, "iso_vpt_locality", lenv);
     o->env = NULL;
     if (!err)
         err = iso__info_each(info, option, o);

@@ -88,7 +88,7 @@ int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
     }
     a = iso__args_sdde(c->buf, r->scounts, r->sdispls, c->type, c->extent);
     if ((err = iso__vpt_agree(c->priv, MPI_SUCCESS, n, dims)) != MPI_SUCCESS ||
-        (err = iso__vpt_get(c->priv->comm, n, dims, c->vpt.locality, &v)) != MPI_SUCCESS ||
+        (err = iso__vpt_get(c->priv->comm, &c->vpt, n, dims, &v)) != MPI_SUCCESS ||
         (err = iso__vpt_plan(v, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan)) != MPI_SUCCESS)
         goto fn_fail;
     /* what arrives: slot i at its offset in one buffer, as bytes */
