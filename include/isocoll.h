@@ -435,7 +435,13 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *           with exactly the size of its receive block (a shorter one is
  *           ISO_ERR_COUNT, a longer one MPI_ERR_TRUNCATE, at the receiver,
  *           after the exchange).
- *   auto    for now the same as vpt with the shape below
+ *   auto    chooses n (1 = direct) from the library's cost model (alpha,
+ *           beta, gamma of ISO_COST_FILE) and the pattern's statistics
+ *           (largest out-degree, largest mean block size; one allreduce,
+ *           the agreement vpt makes anyway): for T_n balanced,
+ *           min(mmax, sum(k_d - 1)) messages, mmax * sum(1 - 1/k_d) block
+ *           hops, n phases (twice that for the header exchange of blocking
+ *           and nonblocking calls).  An explicit iso_vpt_dims is kept.
  * (The same variable ISO_SPARSE_ALGORITHM names the SDDE's algorithm of
  * Iso_alltoall(v)_crs, where "direct" is not a name: set it for one of the
  * two.)

@@ -284,6 +284,54 @@ static void locality_cases(int p)
     tap_result(MPI_COMM_WORLD, "vpt with iso_vpt_locality=node on pretend node maps");
 }
 
+/* iso_sparse_algorithm=auto: n from the cost model and the pattern's
+ * statistics (one allreduce): the data against the oracle, the same choice
+ * on every process, and its stages consistent with Iso_request_vpt_info. */
+static void auto_cases(int p)
+{
+    static const int kinds[] = {PAT_DENSE, PAT_RANDOM, PAT_EMPTY};
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "iso_sparse_algorithm", "auto");
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        gpattern g;
+        MPI_Comm comm;
+        Iso_request req = ISO_REQUEST_NULL;
+        char what[96];
+        int choice[2] = {0, 0}, lo[2], hi[2];
+        snprintf(what, sizeof what, "auto %s alltoallv", pat_names[kinds[k]]);
+        gpattern_make(&g, kinds[k], p, 55u, 1, 0);
+        comm = gpattern_comm(&g, MPI_INFO_NULL);
+        g_case(&g, comm, FORM_A2AV, CALL_PERSISTENT, info, 2, ocomm, &req, what);
+        if (req != ISO_REQUEST_NULL) {
+            const char *alg = "", *mode;
+            int rounds, messages, nst = 0, msgs[16];
+            long long b, bytes[16], f, bb;
+            Iso_request_schedule_info(req, &alg, &mode, &rounds, &messages, &b);
+            CHECK(!strcmp(alg, "vpt") || !strcmp(alg, "direct"), "%s: runs %s", what, alg);
+            if (!strcmp(alg, "vpt")) {
+                CHECK_EQ_INT(Iso_request_vpt_info(req, 16, &nst, msgs, bytes, &f, &bb),
+                             MPI_SUCCESS, "%s: info", what);
+                CHECK(nst >= 2, "%s: %d stages", what, nst);
+            }
+            choice[0] = nst;
+            Iso_request_free(&req);
+        }
+        choice[1] = -choice[0];
+        MPI_Allreduce(choice, hi, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(choice, lo, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        CHECK(hi[0] == lo[0], "%s: processes chose differently", what);
+        if (g.rank == 0)
+            printf("# %s at %d processes: %s\n", what, p,
+                   hi[0] ? (hi[0] == 2 ? "vpt n=2" : hi[0] == 3 ? "vpt n=3" : "vpt n>3")
+                         : "direct");
+        MPI_Comm_free(&comm);
+        gpattern_free(&g);
+    }
+    MPI_Info_free(&info);
+    tap_result(MPI_COMM_WORLD, "auto: a choice made alike everywhere, data right");
+}
+
 /* Shapes for p: balanced n = 2 and 3, and an explicit one (the smallest
  * factor first, or 1,p for primes: one real stage). */
 int main(int argc, char **argv)
@@ -306,6 +354,7 @@ int main(int argc, char **argv)
     persistent_cases(p, 2, dims, s, 0);
     env_cases(p, s);
     locality_cases(p);
+    auto_cases(p);
     MPI_Comm_free(&ocomm);
     g_types_free();
     MPI_Finalize();

@@ -176,9 +176,9 @@ fn_fail:
  * same on every process) and the shape, which every process must have
  * alike.  Returns this process's error, or one that says another process
  * failed. */
-static int agree(iso_priv *priv, int err, int n, const int dims[])
+static int agree(iso_priv *priv, int err, int n, const int dims[], long long stats[2])
 {
-    long long v[4] = {0, 0, 0, 0}, r[4];
+    long long v[6] = {0, 0, 0, 0, 0, 0}, r[6];
     MPI_Request req;
     int ready, rc;
     if (err != MPI_SUCCESS) {
@@ -194,10 +194,18 @@ static int agree(iso_priv *priv, int err, int n, const int dims[])
         v[2] = v[2] * 131 + dims[d];
     v[2] = v[2] * 17 + n;
     v[3] = -v[2];
+    if (stats) { /* auto's statistics: maxima over the processes */
+        v[4] = stats[0];
+        v[5] = stats[1];
+    }
     if ((rc = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
-        (rc = MPI_Iallreduce(v, r, 4, MPI_LONG_LONG, MPI_MAX, priv->comm, &req)) ||
+        (rc = MPI_Iallreduce(v, r, 6, MPI_LONG_LONG, MPI_MAX, priv->comm, &req)) ||
         (rc = iso__progress_wait(&req)) != MPI_SUCCESS)
         return rc;
+    if (stats) {
+        stats[0] = r[4];
+        stats[1] = r[5];
+    }
     if (err != MPI_SUCCESS)
         return err;
     if (r[0] > 0)
@@ -579,7 +587,44 @@ int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[])
 
 int iso__vpt_agree(iso_priv *priv, int err, int n, const int dims[])
 {
-    return agree(priv, err, n, dims);
+    return agree(priv, err, n, dims, NULL);
+}
+
+/* ---- auto ---------------------------------------------------------------------------- */
+
+/* auto's choice of n (1: direct) for p processes from the statistics every
+ * process has after the agreement: the largest out-degree (direct's
+ * messages, mmax) and the largest mean bytes per edge.  The cost model of
+ * coll/cost.c in pack mode, for the balanced T_n, n = 1 .. log2 p:
+ *   messages  min(mmax, sum(k_d - 1))
+ *   hops      mmax * sum_d (1 - 1/k_d)   (the expected hops of a random
+ *             destination; direct: mmax)
+ *   phases    n, plus n header rounds per call unless persistent.
+ * Every process computes the same.  dims gets the chosen shape. */
+static int choose_n(int p, long long mmax, long long mean_bytes, int persistent, int dims[])
+{
+    double best = 0.0, block = (double)mean_bytes + 8.0;
+    int best_n = 1;
+    for (int n = 1; n <= ISO_VPT_MAXDIMS && (1 << n) <= p; n++) {
+        int k[ISO_VPT_MAXDIMS], msgs = 0;
+        double hops = 0.0, t;
+        iso_figures f = {0, 0, 0, 0};
+        iso__vpt_dims_balanced(p, n, k);
+        for (int d = 0; d < n; d++) {
+            msgs += k[d] - 1;
+            hops += 1.0 - 1.0 / k[d];
+        }
+        f.phases = persistent ? n : 2 * n;
+        f.msgs = (int)(mmax < msgs ? mmax : msgs) * (persistent ? 1 : 2);
+        f.hops = (int)((double)mmax * hops + 0.5);
+        t = n == 1 ? iso__cost_direct((int)mmax, (double)mean_bytes)
+                   : iso__cost(&f, block, ISO_MODE_PACK, persistent);
+        if (n == 1 || t < best) {
+            best = t;
+            best_n = n;
+        }
+    }
+    return iso__vpt_dims_balanced(p, best_n, dims) == MPI_SUCCESS ? best_n : 1;
 }
 
 /* ---- the request on a graph communicator ----------------------------------------- */
@@ -588,20 +633,36 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
                      int err, int retain_args, int persistent, int *use_direct,
                      struct iso_request_s **out)
 {
-    int n, dims[ISO_VPT_MAXDIMS];
+    int n = 0, dims[ISO_VPT_MAXDIMS];
+    int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
+    long long stats[2] = {g->outdegree, 0};
     iso_vpt *v = NULL;
     iso_vpt_plan_out plan;
     *out = NULL;
     *use_direct = 0;
     memset(&plan, 0, sizeof plan);
-    if (iso__vpt_shape(&o->vpt, g->size, &n, dims) != MPI_SUCCESS)
+    if (!choose && iso__vpt_shape(&o->vpt, g->size, &n, dims) != MPI_SUCCESS)
         return iso__error(ISO_ERR_INTERN);
-    if (n == 1) { /* T_1 is direct */
+    if (!choose && n == 1) { /* T_1 is direct */
         *use_direct = 1;
         return err;
     }
-    if ((err = agree(g->priv, err, n, dims)) != MPI_SUCCESS ||
-        (err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
+    if (choose && err == MPI_SUCCESS) { /* mean bytes per edge */
+        for (int i = 0; i < g->outdegree; i++) {
+            iso_loc l = iso__block(&a->send, ISO_BUF_SEND, i);
+            MPI_Count size = 0;
+            MPI_Type_size_x(l.type, &size);
+            stats[1] += (long long)size * l.count;
+        }
+        stats[1] = g->outdegree > 0 ? stats[1] / g->outdegree : 0;
+    }
+    if ((err = agree(g->priv, err, n, dims, choose ? stats : NULL)) != MPI_SUCCESS)
+        return err;
+    if (choose && (n = choose_n(g->size, stats[0], stats[1], persistent, dims)) == 1) {
+        *use_direct = 1;
+        return MPI_SUCCESS;
+    }
+    if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
         return err;
     if ((err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree,
                              g->sources, a, &plan)) == MPI_SUCCESS &&
