@@ -215,6 +215,10 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
  * until it is freed.  With o->locality and a balanced shape (o->ndims 0)
  * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
 int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
+/* One key iso_vpt_dims, iso_vpt_n or iso_vpt_locality into *o (p
+ * processes; where: "info KEY" or "environment VAR", for errors). */
+int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
+                    const char *where);
 /* The shape the options give for p processes (n == 1: direct). */
 int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
 /* One allreduce on priv: argument errors (err: this process's) and the

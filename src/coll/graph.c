@@ -56,30 +56,8 @@ static int option(void *ctx, const char *key, const char *value)
                               "%s=\"%s\" (on a distributed graph communicator: direct, vpt, auto)",
                               where, value);
     }
-    if (!strcmp(key, "iso_vpt_dims")) {
-        int n, err = iso__vpt_dims_parse(value, o->p, &n, o->vpt.dims);
-        if (err != MPI_SUCCESS)
-            return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\": comma-separated sizes >= 1 whose "
-                                                "product is the %d processes", where, value, o->p);
-        o->vpt.ndims = n;
-        return MPI_SUCCESS;
-    }
-    if (!strcmp(key, "iso_vpt_n")) {
-        char *end;
-        long n = strtol(value, &end, 10);
-        if (*value == '\0' || *end != '\0' || n < 1 || n > ISO_VPT_MAXDIMS)
-            return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (1 .. %d dimensions)", where, value,
-                                  ISO_VPT_MAXDIMS);
-        o->vpt.n = (int)n;
-        return MPI_SUCCESS;
-    }
-    if (!strcmp(key, "iso_vpt_locality")) {
-        if (!strcasecmp(value, "none") || !strcasecmp(value, "node")) {
-            o->vpt.locality = !strcasecmp(value, "node");
-            return MPI_SUCCESS;
-        }
-        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (none, node)", where, value);
-    }
+    if (!strncmp(key, "iso_vpt_", 8))
+        return iso__vpt_option(&o->vpt, o->p, key, value, where);
     if (!strcmp(key, "iso_verify")) { /* accepted for info shared with the other calls */
         int flag;
         if (iso__parse_bool(value, &flag) == MPI_SUCCESS)

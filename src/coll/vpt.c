@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define HDR_WORDS 4 /* a header: final destination, source, edge ordinal, bytes */
 
@@ -571,6 +572,37 @@ void iso__vpt_plan_free(iso_vpt_plan_out *p)
     free(p->msgsize);
     free(p->arrived);
     memset(p, 0, sizeof *p);
+}
+
+int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
+                    const char *where)
+{
+    if (!strcmp(key, "iso_vpt_dims")) {
+        int n;
+        if (iso__vpt_dims_parse(value, p, &n, o->dims) != MPI_SUCCESS)
+            return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\": comma-separated sizes >= 1 whose "
+                                                "product is the %d processes", where, value, p);
+        o->ndims = n;
+        return MPI_SUCCESS;
+    }
+    if (!strcmp(key, "iso_vpt_n")) {
+        char *end;
+        long n = strtol(value, &end, 10);
+        if (*value == '\0' || *end != '\0' || n < 1 || n > ISO_VPT_MAXDIMS)
+            return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (1 .. %d dimensions)", where, value,
+                                  ISO_VPT_MAXDIMS);
+        o->n = (int)n;
+        return MPI_SUCCESS;
+    }
+    if (!strcmp(key, "iso_vpt_locality")) {
+        if (!strcasecmp(value, "none") || !strcasecmp(value, "node")) {
+            o->locality = !strcasecmp(value, "node");
+            return MPI_SUCCESS;
+        }
+        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (none, node)", where, value);
+    }
+    return iso__error_msg(ISO_ERR_INFO, "unknown info key %s (iso_vpt_dims, iso_vpt_n, "
+                                        "iso_vpt_locality)", key);
 }
 
 /* The shape of options o for p processes; n == 1 means direct. */

@@ -42,30 +42,8 @@ static int option(void *ctx, const char *key, const char *value)
         return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
                                             "on, off, 1, 0)", where, value);
     }
-    if (!strcmp(key, "iso_vpt_dims")) {
-        int n;
-        if (iso__vpt_dims_parse(value, o->p, &n, o->vpt.dims) != MPI_SUCCESS)
-            return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\": comma-separated sizes >= 1 whose "
-                                                "product is the %d processes", where, value, o->p);
-        o->vpt.ndims = n;
-        return MPI_SUCCESS;
-    }
-    if (!strcmp(key, "iso_vpt_n")) {
-        char *end;
-        long n = strtol(value, &end, 10);
-        if (*value == '\0' || *end != '\0' || n < 1 || n > ISO_VPT_MAXDIMS)
-            return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (1 .. %d dimensions)", where, value,
-                                  ISO_VPT_MAXDIMS);
-        o->vpt.n = (int)n;
-        return MPI_SUCCESS;
-    }
-    if (!strcmp(key, "iso_vpt_locality")) {
-        if (!strcasecmp(value, "none") || !strcasecmp(value, "node")) {
-            o->vpt.locality = !strcasecmp(value, "node");
-            return MPI_SUCCESS;
-        }
-        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (none, node)", where, value);
-    }
+    if (!strncmp(key, "iso_vpt_", 8))
+        return iso__vpt_option(&o->vpt, o->p, key, value, where);
     return iso__error_msg(ISO_ERR_INFO,
                           "unknown info key %s (here: iso_sparse_algorithm, iso_verify, "
                           "iso_vpt_dims, iso_vpt_n, iso_vpt_locality)", key);
