@@ -404,6 +404,106 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
                                       long long *bytes);
 
 /* ---------------------------------------------------------------------- */
+/* Irregular collectives on distributed graph communicators (src/coll/graph.c,
+ * src/coll/vpt.c; DESIGN.md, "Virtual process topology").
+ *
+ * Iso_neighbor_alltoall, Iso_neighbor_alltoallv, Iso_neighbor_alltoallw, their
+ * Iso_ineighbor_* and *_init forms also accept a communicator made by
+ * MPI_Dist_graph_create_adjacent or MPI_Dist_graph_create, with exactly the
+ * semantics of MPI_Neighbor_alltoall/v/w on it: send block i goes to the
+ * i-th destination and receive block j comes from the j-th source of
+ * MPI_Dist_graph_neighbors; the k-th edge a -> b in a's destinations matches
+ * the k-th occurrence of a in b's sources (repeated and self edges are
+ * legal); indegree may differ from outdegree; any datatypes, derived with
+ * gaps included.  Replace MPI_Neighbor_alltoallv(_init) by
+ * Iso_neighbor_alltoallv(_init) and nothing else.  MPI_IN_PLACE is not
+ * supported (ISO_ERR_ARG).  The other collectives (allgather, reductions) are
+ * not supported on graph communicators: ISO_ERR_NOT_CART, before any
+ * communication.  The library's messages travel on a duplicate of the
+ * communicator (made at its first call, without blocking); what the library
+ * keeps on it is freed with it (MPI_Comm_dup does not copy it).
+ *
+ * Algorithm: info key iso_sparse_algorithm (environment
+ * ISO_SPARSE_ALGORITHM; the isomorphic key iso_algorithm does not apply):
+ *   direct  (default) one message per edge, as MPI
+ *   vpt     store-and-forward over a virtual process topology T_n(k_1..k_n)
+ *           (Selvitopi & Aykanat, SC'19): a periodic Cartesian communicator
+ *           of the same processes; at stage d a submessage moves to the
+ *           process of its line whose coordinate d is its destination's, so
+ *           a process sends at most k_d - 1 messages at stage d and
+ *           sum(k_d - 1) in all, for more volume.  Every block must arrive
+ *           with exactly the size of its receive block (a shorter one is
+ *           ISO_ERR_COUNT, a longer one MPI_ERR_TRUNCATE, at the receiver,
+ *           after the exchange).
+ *   auto    chooses n (1 = direct) from the library's cost model (alpha,
+ *           beta, gamma of ISO_COST_FILE) and the pattern's statistics
+ *           (largest out-degree, largest mean block size; one allreduce,
+ *           the agreement vpt makes anyway): for T_n balanced,
+ *           min(mmax, sum(k_d - 1)) messages, mmax * sum(1 - 1/k_d) block
+ *           hops, n phases (twice that for the header exchange of blocking
+ *           and nonblocking calls).  An explicit iso_vpt_dims is kept.
+ * (The same variable ISO_SPARSE_ALGORITHM names the SDDE's algorithm of
+ * Iso_alltoall(v)_crs, where "direct" is not a name: set it for one of the
+ * two.)
+ * Shape (vpt): iso_vpt_dims (ISO_VPT_DIMS) "4,2,2": sizes >= 1 whose
+ * product is the communicator size (ISO_ERR_INFO otherwise); or iso_vpt_n
+ * (ISO_VPT_N) n = 1..16: sizes by the balanced scheme (prime factors,
+ * largest first, each to the smallest dimension so far; for 2^m the paper's
+ * T_n, sizes differing by at most a factor of 2; a prime process count
+ * gives (p, 1, ..., 1), i.e. direct); iso_vpt_dims wins if both are given.
+ * n = 1 (or a one-dimensional shape) is direct.  Without either: n = 2.
+ * iso_vpt_locality (ISO_VPT_LOCALITY) "none" (default) | "node": the
+ * processes of one node (shared memory, or the pretend ISO_NODE_MAP of the
+ * SDDE below) form the first dimension, so stage 0 stays inside nodes.
+ * Nodes of one size s > 1 with a balanced shape (iso_vpt_n): the shape
+ * becomes (s, the nodes balanced over n - 1 dimensions).  Any other node
+ * sizes or placement: the same embedding (processes grouped node by node
+ * fill the lines of dimension 0 one after another), always a valid VPT;
+ * stage 0 then stays inside a node only where a node fills whole lines.  iso_verify is accepted and ignored.  Other
+ * "iso_" keys are ISO_ERR_INFO; an unknown algorithm ISO_ERR_ALGORITHM
+ * (in the environment, the SDDE's names, which mean nothing here, are
+ * ignored).
+ * Where the options come from: for *_init calls their info, over the
+ * defaults; the defaults (and the only options of blocking and nonblocking
+ * calls) are the environment, then the communicator's info as
+ * MPI_Comm_get_info returns it, read once at the communicator's first call
+ * (MPICH 4.0 may not keep unknown keys: use the environment or the _init
+ * info).  Iso_neighborhood_create_with_info is for Cartesian isocomms.
+ * Costs of vpt: every call (or *_init) first agrees with one allreduce
+ * (argument errors found on any process fail every process's call; the
+ * shape must be the same everywhere: ISO_ERR_ALGORITHM), makes the VPT's
+ * Cartesian communicator at the first use of a shape (kept with the
+ * communicator), then exchanges submessage headers (final destination,
+ * source, edge ordinal, bytes) with its line neighbors stage by stage: the
+ * plan.  Blocking and nonblocking calls make the plan every call, and a
+ * nonblocking call returns once its plan is made (the data then moves in
+ * the background).  A persistent request makes it once: every Iso_start
+ * moves only data (no header exchange, no allocation).
+ */
+
+/* What a VPT exchange did (the vpt algorithm on a distributed graph
+ * communicator; see "Irregular collectives on distributed graph
+ * communicators" below): for request, made by a *_init call (blocking and
+ * nonblocking requests are freed when they complete):
+ *   *nstages        the stages (VPT dimensions); the first maxstages of
+ *   messages[d]     the messages this process sends at stage d (at most
+ *                   k_d - 1), and
+ *   bytes[d]        the bytes it sent at stage d in the last completed
+ *                   Iso_start (submessage data plus an 8-byte size header
+ *                   per submessage; -1 before one completed);
+ *   *forwarded      bytes of other processes' submessages it passed on
+ *                   (-1 before a completed start);
+ *   *buffer_bytes   the message buffers the request holds (the peak: they
+ *                   are allocated when the plan is made, one per message of
+ *                   the plan, and reused by every start).
+ * ISO_ERR_REQUEST if request is not a vpt request (direct ran: the
+ * algorithm named by Iso_request_schedule_info); ISO_ERR_ARG for NULL
+ * outputs. */
+ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
+                                 long long bytes[], long long *forwarded,
+                                 long long *buffer_bytes);
+
+/* ---------------------------------------------------------------------- */
 /* Sparse dynamic data exchange (src/sparse/; DESIGN.md explains the
  * algorithms).  Every process knows the messages it sends and their
  * destinations, but not who sends to it: the call delivers every message
@@ -459,6 +559,16 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *                            as one message to one process of that node,
  *                            which redistributes them inside the node
  *                            (personalized or NBX between nodes)
+ *     vpt                    store-and-forward over a virtual process
+ *                            topology T_n (as on graph communicators,
+ *                            below): at each stage a process sends its
+ *                            line neighbors the headers (destination,
+ *                            source, bytes) of what it will send them,
+ *                            then the data moves; at most sum(k_d - 1)
+ *                            messages per process.  Shape: iso_vpt_dims /
+ *                            iso_vpt_n (ISO_VPT_DIMS / ISO_VPT_N), default
+ *                            n = 2; n = 1 is personalized.  auto never
+ *                            chooses it
  *   iso_verify=true  (ISO_VERIFY=1): one allreduce first spreads an
  *     argument error found on any process to all of them (each returns an
  *     error; a process with good arguments returns the error of another)
@@ -466,6 +576,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *     Without it, a process with bad arguments returns its error without
  *     communicating, and the others then behave as in an erroneous MPI
  *     program (they may wait forever).
+ *   iso_vpt_dims, iso_vpt_n, iso_vpt_locality  the VPT of vpt (as on graph
+ *                            communicators)
  * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
  * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM
  * (names are case-insensitive).  ISO_VERBOSE=1: rank 0 prints the

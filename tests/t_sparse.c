@@ -1,5 +1,5 @@
-/* Iso_alltoall_crs and Iso_alltoallv_crs: every sparse algorithm on every
- * pattern, on several pretend node layouts (ISO_NODE_MAP) and on a
+/* Iso_alltoall_crs and Iso_alltoallv_crs: every sparse algorithm (vpt with
+ * its default shape, n = 2) on every pattern, on several pretend node layouts (ISO_NODE_MAP) and on a
  * subcommunicator.  The oracle: every process generates every process's
  * messages from a shared seed and computes what it must receive (sources
  * ascending, counts, data); random patterns are also checked against an
@@ -37,8 +37,8 @@
 static int rank, nprocs;
 
 static const char *const algs[] = {"personalized", "nbx", "rma", "locality-personalized",
-                                   "locality-nbx", "auto"};
-enum { NALGS = 6 };
+                                   "locality-nbx", "vpt", "auto"};
+enum { NALGS = 7 };
 static int is_locality(const char *a) { return strncmp(a, "locality", 8) == 0; }
 
 /* ---- inter-node messages, counted through the profiling interface ---------- */

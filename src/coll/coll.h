@@ -7,12 +7,17 @@
  *   cost.c           the cost model
  *   schedule_info.c  Iso_schedule_info
  *   direct.c dimwise.c bruck.c   one builder per algorithm
+ *   graph.c          distributed graph communicators: their state, options
+ *                    and direct's schedule
+ *   vpt.c            store-and-forward over a virtual process topology on
+ *                    graph communicators: the plan and its schedule
  *   combining.c      the message-combining builder over routes (dimwise,
  *                    bruck) */
 #ifndef ISO_COLL_H
 #define ISO_COLL_H
 
 #include "topo/topo.h"
+#include "vpt/shape.h"
 
 /* ---- algorithms (algorithms.c) ---------------------------------------------- */
 typedef int (*iso_builder)(const iso_nbh *nb, const iso_args *a, iso_sched *out);
@@ -124,9 +129,24 @@ static inline iso_args iso__args(iso_coll coll, const void *sendbuf, iso_side se
                       .recv = recv, .op = op};
 }
 
+/* The send side of an SDDE call as alltoallv arguments (the receive side
+ * is set once known). */
+static inline iso_args iso__args_sdde(const void *buf, const int *counts, const int *displs,
+                                      MPI_Datatype type, MPI_Aint extent)
+{
+    iso_args a = iso__args(ISO_ALLTOALL, buf, iso__side_v(counts, displs, type), NULL,
+                           iso__side_v(NULL, NULL, MPI_BYTE), MPI_OP_NULL);
+    a.send.extent = extent;
+    return a;
+}
+
 /* Checks the blocks that will move (those whose peer exists) and sets the
  * extents of the sides. */
 int iso__args_validate(iso_args *a, const iso_nbh *nb);
+/* The same for irregular lists: nsend blocks to targets, nrecv from
+ * sources (distributed graph communicators; no reductions). */
+int iso__args_validate_lists(iso_args *a, int nsend, const int *targets, int nrecv,
+                             const int *sources);
 /* Is a an alltoall/allgather v or w form? */
 int iso__args_irregular(const iso_args *a);
 /* Persistent v/w forms (collective over priv): the processes agree on a
@@ -138,5 +158,101 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int err);
 /* The per-operation keys of a persistent _init call: iso_algorithm and
  * iso_combine override the neighborhood's defaults. */
 int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode);
+
+/* ---- distributed graph communicators (graph.c, vpt.c) ------------------------- */
+enum { ISO_GRAPH_DIRECT, ISO_GRAPH_VPT, ISO_GRAPH_AUTO };
+
+/* The VPT options (iso_vpt_dims, iso_vpt_n, iso_vpt_locality). */
+typedef struct {
+    int n;                            /* iso_vpt_n, 0: not given */
+    int ndims, dims[ISO_VPT_MAXDIMS]; /* iso_vpt_dims, ndims 0: not given */
+    int locality;                     /* iso_vpt_locality: 0 none, 1 node */
+} iso_vpt_opts;
+
+/* Options of irregular collectives on a graph communicator. */
+typedef struct {
+    int algorithm;    /* ISO_GRAPH_* */
+    iso_vpt_opts vpt;
+    int p;            /* processes (to check dims) */
+    const char *env;  /* the variable being read, NULL: info */
+} iso_graph_opts;
+
+/* A virtual process topology T_n(dims) of a communicator: a periodic
+ * Cartesian communicator whose rank r is VPT rank r, with its own private
+ * communicator for the library's messages. */
+typedef struct iso_vpt_s {
+    int n, dims[ISO_VPT_MAXDIMS], locality;
+    MPI_Comm cart;
+    iso_priv *priv;         /* on cart */
+    int *vrank;             /* [p] VPT rank of each rank of the base communicator (NULL: the same) */
+    int me;                 /* this process's VPT rank */
+    struct iso_vpt_s *next; /* the other shapes used on the communicator */
+} iso_vpt;
+
+/* What the library keeps on a distributed graph communicator (an attribute,
+ * made at its first collective, freed with it; MPI_Comm_dup does not copy
+ * it). */
+typedef struct {
+    int size, rank;
+    int indegree, outdegree;
+    int *sources, *dests; /* MPI_Dist_graph_neighbors (one allocation) */
+    iso_priv *priv;       /* duplicate of the communicator (MPI_Comm_idup) */
+    iso_graph_opts opts;  /* environment, then the communicator's info */
+} iso_graph;
+
+/* *is_graph: is comm a distributed graph communicator?  Then *out is its
+ * state, made at the first call with create (local, plus an MPI_Comm_idup);
+ * else NULL. */
+int iso__graph_get(MPI_Comm comm, int create, int *is_graph, iso_graph **out);
+/* The keys of an _init call's info over *o. */
+int iso__graph_info_parse(MPI_Info info, iso_graph_opts *o);
+int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *out);
+/* A request of the VPT exchange for a (alltoall forms) on graph g: agrees
+ * on the outcome of the argument checks (err: this process's) and the
+ * shape with one allreduce, exchanges the submessage headers stage by stage
+ * and builds the schedule, whose rounds are the stages.  Collective over
+ * the graph communicator; blocks until the plan is made.  *out is NULL and
+ * *use_direct 1 if the options resolve to direct (a one-dimensional VPT). */
+int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
+                     int err, int retain_args, int persistent, int *use_direct,
+                     struct iso_request_s **out);
+
+/* ---- the VPT plan (vpt.c), shared with sparse/ ---------------------------------- */
+/* The VPT of shape (n, dims) on base (a private communicator), made on
+ * first use (collective over base: a Cartesian communicator and its private
+ * duplicate; with o->locality the nodes of base too) and cached on base
+ * until it is freed.  With o->locality and a balanced shape (o->ndims 0)
+ * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
+int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
+/* One key iso_vpt_dims, iso_vpt_n or iso_vpt_locality into *o (p
+ * processes; where: "info KEY" or "environment VAR", for errors). */
+int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
+                    const char *where);
+/* The shape the options give for p processes (n == 1: direct). */
+int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
+/* One allreduce on priv: argument errors (err: this process's) and the
+ * shape; every process fails if one does. */
+int iso__vpt_agree(iso_priv *priv, int err, int n, const int dims[]);
+
+typedef struct {
+    int source, bytes;
+} iso_vpt_arrival;
+
+typedef struct {
+    iso_sched *sched;         /* rounds = stages; DELIVER into receive slots */
+    size_t *msgsize;          /* per message of sched: its bytes */
+    iso_vpt_arrival *arrived; /* sources unknown: slot i's source and bytes */
+    int narrived;
+} iso_vpt_plan_out;
+
+/* The plan of one exchange over VPT v (collective over v): this process
+ * (rank of size, ranks of the base communicator) sends block i of a's send
+ * side to dests[i]; receive slot j is the ord-th occurrence of sources[j]
+ * (the graph rule), or, with sources NULL, slot i is the i-th arrival
+ * (recorded in out->arrived; a's receive side is then set by the caller
+ * before the request is made). */
+int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, int nrecv,
+                  const int *sources, const iso_args *a, iso_vpt_plan_out *out);
+void iso__vpt_plan_free(iso_vpt_plan_out *p);
 
 #endif

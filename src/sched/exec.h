@@ -34,10 +34,10 @@ typedef struct {
     void **acc; /* the schedule's accumulators, one vector each */
     size_t vec_span; /* bytes of one vector (receive count x type), true extent */
     MPI_Aint vec_shift; /* -true lower bound of the vector type */
-    /* Pack mode where every block that arrives has entry_bytes bytes
-     * (iso__datatype_possible): each incoming message has n entries of
-     * that size after its header, so it is received without a probe. */
-    int sizes_known;
+    /* Pack mode: per message, its size where every process knows it
+     * (iso__datatype_possible, or a plan that reserved exact sizes), so that
+     * it is received without a probe; NULL: probed. */
+    size_t *recv_size;
     int no_spare; /* destroyed without handing its buffers to the schedule */
     size_t entry_bytes;
     int datatype;          /* datatype mode: messages described by msgtype */
@@ -76,7 +76,7 @@ int iso__msgtypes_build(iso_sreq *r);
 void iso__msgtypes_free(iso_sreq *r);
 
 /* retain.c */
-int iso__args_retain(iso_sreq *r, int s);
+int iso__args_retain(iso_sreq *r, int nsend, int nrecv);
 void iso__args_release(iso_sreq *r);
 
 #endif

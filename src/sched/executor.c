@@ -76,8 +76,8 @@ static int post_round(iso_sreq *r)
                                 &r->reqs[slot]);
                 break;
             }
-            if (r->sizes_known) { /* its size is known: no probe */
-                size_t bytes = (size_t)s->msgs[op->msg].n * (sizeof(int64_t) + r->entry_bytes);
+            if (r->recv_size) { /* its size is known: no probe */
+                size_t bytes = r->recv_size[op->msg];
                 if ((err = iso__msgbuf_reserve(r, op->msg, bytes)) == MPI_SUCCESS)
                     err = MPI_Irecv(r->msgbuf[op->msg], (int)bytes, MPI_PACKED, op->peer, tag,
                                     comm, &r->reqs[slot]);
@@ -148,7 +148,7 @@ static int complete_comm(iso_sreq *r, int block, int *done)
             fail(r, st->MPI_ERROR);
         /* bytes of a message received without a probe (an empty status has
          * MPI_ANY_TAG) */
-        if ((r->datatype || r->sizes_known) && r->got[k] < 0 && st->MPI_TAG != MPI_ANY_TAG &&
+        if ((r->datatype || r->recv_size) && r->got[k] < 0 && st->MPI_TAG != MPI_ANY_TAG &&
             r->sched->ops[r->reqop[k]].kind == ISO_OP_RECV_MSG &&
             (err = MPI_Get_elements_x(st, MPI_BYTE, &r->got[k])) != MPI_SUCCESS)
             return err;
@@ -168,7 +168,7 @@ static void check_messages(iso_sreq *r)
         if (op->kind != ISO_OP_RECV_MSG)
             continue;
         if (!r->datatype) {
-            if (r->sizes_known) /* as much as arrived (none if it failed) */
+            if (r->recv_size) /* as much as arrived (none if it failed) */
                 r->msglen[op->msg] = r->got[k] > 0 ? (size_t)r->got[k] : 0;
             if (r->msglen[op->msg] == 0)
                 fail(r, MPI_ERR_OTHER);
@@ -278,6 +278,7 @@ static void destroy(struct iso_request_s *req)
     free(r->reqop);
     free(r->got);
     free(r->pending);
+    free(r->recv_size);
     free(r->scratch_mem);
     iso__sched_release(r->sched);
     iso__priv_release(r->priv);
@@ -349,22 +350,32 @@ static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mo
                                                              : iso__error(ISO_ERR_COUNT);
 }
 
-/* Every block a process receives or forwards is count x type of the
- * receive side (the forms iso__datatype_possible admits), so every entry of
- * an incoming packed message has that many bytes: MPI_Pack writes a block's
- * type size on the homogeneous systems MPICH and Open MPI run on, which
- * the receiving side already assumes (message.c, piece_to). */
-static int known_entry_bytes(const iso_args *a, int *known, size_t *bytes)
+/* The size of every incoming message, where it is known before it arrives
+ * (so it is received without a probe): every block a process receives or
+ * forwards is count x type of the receive side (the forms
+ * iso__datatype_possible admits), so a message of n entries has n int64 of
+ * header and n blocks of that size (MPI_Pack writes a block's type size on
+ * the homogeneous systems MPICH and Open MPI run on, which delivery already
+ * assumes: message.c, piece_to). */
+static int known_recv_sizes(iso_sreq *r, const iso_args *a)
 {
+    const iso_sched *s = r->sched;
     MPI_Count size;
+    size_t block;
     int err = MPI_Type_size_x(a->recv.type, &size);
-    *known = err == MPI_SUCCESS;
-    *bytes = *known ? (size_t)size * (size_t)(a->recv.count > 0 ? a->recv.count : 0) : 0;
-    return err;
+    if (err != MPI_SUCCESS)
+        return err;
+    block = (size_t)size * (size_t)(a->recv.count > 0 ? a->recv.count : 0);
+    if ((r->recv_size = malloc(sizeof *r->recv_size * ((size_t)s->nmsgs + 1))) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    for (int m = 0; m < s->nmsgs; m++)
+        r->recv_size[m] = (size_t)s->msgs[m].n * (sizeof(int64_t) + block);
+    return MPI_SUCCESS;
 }
 
-int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
-                       int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
+int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a,
+                       int nsend, int nrecv, int retain_args, int persistent, iso_msg_mode mode,
+                       const char *algorithm,
                        struct iso_request_s **out)
 {
     iso_sreq *r;
@@ -404,14 +415,14 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
         !r->msgbuf || !r->msgcap || !r->msglen || !r->entry_off)
         err = iso__error(ISO_ERR_NOMEM);
     if (!err && retain_args)
-        err = iso__args_retain(r, s);
+        err = iso__args_retain(r, nsend, nrecv);
     if (!err && (sched->nacc > 0 || r->datatype))
         err = iso__vectors_alloc(r);
     r->buf[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
     r->buf[ISO_BUF_RECV] = a->recvbuf;
     r->buf[ISO_BUF_SCRATCH] = r->scratch_mem;
     if (!err && !r->datatype && nm > 0 && iso__datatype_possible(a))
-        err = known_entry_bytes(a, &r->sizes_known, &r->entry_bytes);
+        err = known_recv_sizes(r, a);
     if (!err && r->datatype)
         err = iso__msgtypes_build(r);
     if (err) {
@@ -461,4 +472,61 @@ void iso__sched_request_drop(struct iso_request_s *req)
     if (req->kind == &sched_kind)
         ((iso_sreq *)req)->no_spare = 1;
     iso__request_destroy(req);
+}
+
+int iso__sched_request_reserve(struct iso_request_s *req, const size_t bytes[])
+{
+    iso_sreq *r = (iso_sreq *)req;
+    int err = MPI_SUCCESS;
+    if (req->kind != &sched_kind)
+        return iso__error(ISO_ERR_INTERN);
+    for (int m = 0; m < r->sched->nmsgs && !err; m++)
+        err = iso__reserve(&r->msgbuf[m], &r->msgcap[m], bytes[m] + 1);
+    /* the sizes of its incoming messages are known too: no probe */
+    if (!err && r->recv_size == NULL &&
+        (r->recv_size = malloc(sizeof *r->recv_size * ((size_t)r->sched->nmsgs + 1))) == NULL)
+        err = iso__error(ISO_ERR_NOMEM);
+    for (int m = 0; m < r->sched->nmsgs && !err; m++)
+        r->recv_size[m] = bytes[m];
+    return err;
+}
+
+int iso__sched_request_rounds(const struct iso_request_s *req, int maxrounds, int *nrounds,
+                              int messages[], long long bytes[], long long *forwarded,
+                              long long *buffer_bytes)
+{
+    const iso_sreq *r = (const iso_sreq *)req;
+    const iso_sched *s = r->sched;
+    int ran = r->packed_last >= 0;
+    if (req->kind != &sched_kind)
+        return iso__error_msg(ISO_ERR_REQUEST, "not a request of a neighborhood collective");
+    *nrounds = s->nrounds;
+    *forwarded = ran ? 0 : -1;
+    *buffer_bytes = 0;
+    for (int m = 0; m < s->nmsgs; m++)
+        *buffer_bytes += (long long)r->msgcap[m];
+    for (int round = 0; round < s->nrounds; round++) {
+        int nm = 0;
+        long long b = 0;
+        for (int k = round_first(s, round); k < s->round_end[round]; k++) {
+            const iso_op *op = &s->ops[k];
+            if (op->kind != ISO_OP_SEND && op->kind != ISO_OP_SEND_MSG)
+                continue;
+            nm++;
+            if (op->kind == ISO_OP_SEND_MSG && !r->datatype) {
+                const iso_msg *msg = &s->msgs[op->msg];
+                b += (long long)r->msglen[op->msg];
+                for (int e = 0; ran && e < msg->n; e++) {
+                    iso_piece pc = s->pieces[msg->first + e];
+                    if (pc.msg >= 0) /* an entry of an incoming message: forwarded */
+                        *forwarded += ((const int64_t *)r->msgbuf[pc.msg])[pc.index];
+                }
+            }
+        }
+        if (round < maxrounds) {
+            messages[round] = nm;
+            bytes[round] = ran ? b : -1;
+        }
+    }
+    return MPI_SUCCESS;
 }

@@ -174,6 +174,14 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
         iso_place q = iso__place_of(r, pc);
         if (q.p == p && q.count == count && q.type == type)
             return MPI_SUCCESS; /* received in place */
+        /* a block to oneself whose size differs from its slot's (vpt on a
+         * graph communicator: sizes come from two arguments) */
+        if ((q.count != count || q.type != type) &&
+            ((err = block_bytes(q.count, q.type, &sz)) != MPI_SUCCESS ||
+             (err = block_bytes(count, type, &want)) != MPI_SUCCESS))
+            return err;
+        if ((q.count != count || q.type != type) && sz != want)
+            return sz > want ? MPI_ERR_TRUNCATE : iso__error(ISO_ERR_COUNT);
         return local_copy(q.p, q.count, q.type, p, count, type);
     }
     if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||

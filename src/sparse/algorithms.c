@@ -5,7 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX };
+enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX, VPT };
 
 const iso_sdde_algorithm iso__sdde_algorithms[] = {
     [PERSONALIZED] = {"personalized", iso__sdde_personalized, 0},
@@ -13,6 +13,7 @@ const iso_sdde_algorithm iso__sdde_algorithms[] = {
     [RMA] = {"rma", iso__sdde_rma, 1},
     [LOCALITY_PERSONALIZED] = {"locality-personalized", iso__sdde_locality_personalized, 0},
     [LOCALITY_NBX] = {"locality-nbx", iso__sdde_locality_nbx, 0},
+    [VPT] = {"vpt", iso__sdde_vpt, 0},
 };
 const int iso__sdde_nalgorithms =
     (int)(sizeof iso__sdde_algorithms / sizeof iso__sdde_algorithms[0]);
@@ -43,7 +44,8 @@ void iso__sdde_names(char *buf, size_t size)
  * where it wins; NBX avoids it at larger ones; aggregation per node pays
  * once there are many processes per node and many nodes, and loses at
  * small scale (64 processes on 2 nodes in the paper).  rma needs p slots
- * of window memory on every process and is never chosen.  The thresholds
+ * of window memory on every process and is never chosen; neither is vpt
+ * (its header exchange costs n rounds of messages per call).  The thresholds
  * are first guesses, to be set by bench/sdde measurements. */
 #define NBX_MIN_PROCS 64        /* from here on nbx instead of personalized */
 #define LOCALITY_MIN_PROCS 128  /* locality-nbx from here on ... */

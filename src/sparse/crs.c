@@ -8,11 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- options ---------------------------------------------------------------- */
 
 typedef struct {
     int algorithm;   /* index in the table or ISO_SDDE_AUTO */
+    int p;           /* processes (iso_vpt_dims) */
+    iso_vpt_opts vpt;
     int verify;
     int verbose;     /* ISO_VERBOSE (environment only) */
     const char *env; /* the environment variable being read, NULL: info */
@@ -39,21 +42,26 @@ static int option(void *ctx, const char *key, const char *value)
         return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
                                             "on, off, 1, 0)", where, value);
     }
+    if (!strncmp(key, "iso_vpt_", 8))
+        return iso__vpt_option(&o->vpt, o->p, key, value, where);
     return iso__error_msg(ISO_ERR_INFO,
-                          "unknown info key %s (here: iso_sparse_algorithm, iso_verify)", key);
+                          "unknown info key %s (here: iso_sparse_algorithm, iso_verify, "
+                          "iso_vpt_dims, iso_vpt_n, iso_vpt_locality)", key);
 }
 
 /* The environment (ISO_VERIFY, ISO_VERBOSE, ISO_SPARSE_ALGORITHM), then
  * info.  iso_verify is settled first, so that an error in the other
  * options is spread too when verification is on. */
-static int options_get(MPI_Info info, options_t *o)
+static int options_get(MPI_Info info, int p, options_t *o)
 {
     const char *venv = getenv("ISO_VERIFY"), *aenv = getenv("ISO_SPARSE_ALGORITHM");
-    const char *benv = getenv("ISO_VERBOSE");
+    const char *benv = getenv("ISO_VERBOSE"), *denv = getenv("ISO_VPT_DIMS");
+    const char *nenv = getenv("ISO_VPT_N"), *lenv = getenv("ISO_VPT_LOCALITY");
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0, err = MPI_SUCCESS;
+    memset(o, 0, sizeof *o);
     o->algorithm = ISO_SDDE_AUTO;
-    o->verify = o->verbose = 0;
+    o->p = p;
     o->env = "ISO_VERIFY";
     if (venv && *venv)
         err = option(o, "iso_verify", venv);
@@ -68,6 +76,15 @@ static int options_get(MPI_Info info, options_t *o)
     o->env = "ISO_SPARSE_ALGORITHM";
     if (aenv && *aenv && !err)
         err = option(o, "iso_sparse_algorithm", aenv);
+    o->env = "ISO_VPT_DIMS";
+    if (denv && *denv && !err)
+        err = option(o, "iso_vpt_dims", denv);
+    o->env = "ISO_VPT_N";
+    if (nenv && *nenv && !err)
+        err = option(o, "iso_vpt_n", nenv);
+    o->env = "ISO_VPT_LOCALITY";
+    if (lenv && *lenv && !err)
+        err = option(o, "iso_vpt_locality", lenv);
     o->env = NULL;
     if (!err)
         err = iso__info_each(info, option, o);
@@ -375,7 +392,8 @@ static int crs(const char *fn, iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_
                                                                   "intercommunicator"));
     if ((err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
-    err = options_get(info, &opt);
+    err = options_get(info, p, &opt);
+    c->vpt = opt.vpt;
     if (err == MPI_SUCCESS)
         err = check_args(c, o, p);
     if (err == MPI_SUCCESS && opt.algorithm != ISO_SDDE_AUTO &&

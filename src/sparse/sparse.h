@@ -12,13 +12,15 @@
  *   rma.c           one-sided puts into a cached window (constant sizes)
  *   locality.c      aggregation per destination node, then redistribution
  *                   inside the node (locality-personalized, locality-nbx)
+ *   vpt.c           store-and-forward over a virtual process topology
+ *                   (coll/vpt.c's plan with unknown sources)
  * Every algorithm is a request (core/) on the active list, so that the
  * blocking entry points progress other outstanding requests while they
  * wait. */
 #ifndef ISO_SPARSE_H
 #define ISO_SPARSE_H
 
-#include "topo/topo.h"
+#include "coll/coll.h" /* the VPT plan (vpt.c) */
 
 /* Tags one call reserves on the private communicator: the exchange (or the
  * inter-node step) and the redistribution inside nodes. */
@@ -40,6 +42,7 @@ typedef struct {
     int size;                /* bytes of one element (its type signature) */
     const char *buf;
     int constant;            /* Alltoall_crs: every message has recv_bytes bytes */
+    iso_vpt_opts vpt;        /* the shape for vpt */
     int recv_bytes;
 } iso_sdde_call;
 
@@ -183,6 +186,9 @@ int iso__sdde_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_rma(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_personalized(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
+/* Store-and-forward over a VPT (vpt.c): the plan's header exchange is the
+ * discovery. */
+int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 
 /* ---- the algorithm table (algorithms.c) ------------------------------------------ */
 #define ISO_SDDE_AUTO (-1)

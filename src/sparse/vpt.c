@@ -1,0 +1,130 @@
+/* vpt for the SDDE (Iso_alltoall_crs, Iso_alltoallv_crs): the VPT plan of
+ * coll/vpt.c with unknown sources.  The header exchange of the plan is the
+ * discovery: after the last stage a process knows every submessage for it
+ * (source, bytes); the plan's schedule then moves the data (pack mode,
+ * stages = rounds) and delivers submessage i, as raw packed bytes, at its
+ * offset of one receive buffer, which becomes the inbox.  Made per call
+ * (the plan needs every process in the call: crs.c's private communicator
+ * proves that). */
+#include "sparse/sparse.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    iso_sdde_req base;
+    struct iso_request_s *inner; /* the schedule request of the plan */
+    iso_vpt_plan_out plan;
+    int *scounts, *sdispls;      /* the send side as a v layout */
+    int *rcounts;                /* the receive side: bytes at byte offsets */
+    MPI_Aint *rdispls;
+    MPI_Datatype *rtypes;
+    char *rbuf;
+    iso_inbox in;
+} vpt_req;
+
+static int vpt_start(struct iso_request_s *req)
+{
+    return iso__request_start(((vpt_req *)req)->inner);
+}
+
+static void vpt_progress(struct iso_request_s *req, int block)
+{
+    vpt_req *r = (vpt_req *)req;
+    int err;
+    if (iso__request_active(r->inner)) {
+        if (!block)
+            return; /* progressed with the active list */
+        err = iso__request_wait(r->inner);
+    } else {
+        err = r->inner->err;
+    }
+    r->base.result = &r->in;
+    iso__request_complete(req, err);
+}
+
+static void vpt_destroy(struct iso_request_s *req)
+{
+    vpt_req *r = (vpt_req *)req;
+    iso__request_destroy(r->inner);
+    iso__vpt_plan_free(&r->plan);
+    iso__inbox_free(&r->in);
+    free(r->scounts);
+    free(r->sdispls);
+    free(r->rcounts);
+    free(r->rdispls);
+    free(r->rtypes);
+    free(r->rbuf);
+    free(r);
+}
+
+static const iso_request_kind vpt_kind = {vpt_start, vpt_progress, vpt_destroy};
+
+int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
+{
+    vpt_req *r;
+    iso_vpt *v;
+    iso_args a;
+    int p, rank, n, dims[ISO_VPT_MAXDIMS], err;
+    size_t total = 0;
+    *out = NULL;
+    if ((err = MPI_Comm_size(c->priv->comm, &p)) != MPI_SUCCESS ||
+        (err = MPI_Comm_rank(c->priv->comm, &rank)) != MPI_SUCCESS ||
+        (err = iso__vpt_shape(&c->vpt, p, &n, dims)) != MPI_SUCCESS)
+        return err;
+    if (n == 1) /* T_1: straight to the destinations */
+        return iso__sdde_personalized(c, comm, out);
+    if ((r = calloc(1, sizeof *r)) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    iso__request_init(&r->base.req, &vpt_kind, comm, 0);
+    r->scounts = malloc(sizeof(int) * ((size_t)c->n + 1));
+    r->sdispls = malloc(sizeof(int) * ((size_t)c->n + 1));
+    if (!r->scounts || !r->sdispls) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_fail;
+    }
+    for (int i = 0; i < c->n; i++) {
+        r->scounts[i] = iso__sdde_count(c, i);
+        r->sdispls[i] = c->displs ? c->displs[i] : i * c->count;
+    }
+    a = iso__args_sdde(c->buf, r->scounts, r->sdispls, c->type, c->extent);
+    if ((err = iso__vpt_agree(c->priv, MPI_SUCCESS, n, dims)) != MPI_SUCCESS ||
+        (err = iso__vpt_get(c->priv->comm, &c->vpt, n, dims, &v)) != MPI_SUCCESS ||
+        (err = iso__vpt_plan(v, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan)) != MPI_SUCCESS)
+        goto fn_fail;
+    /* what arrives: slot i at its offset in one buffer, as bytes */
+    n = r->plan.narrived;
+    r->rcounts = malloc(sizeof(int) * ((size_t)n + 1));
+    r->rdispls = malloc(sizeof(MPI_Aint) * ((size_t)n + 1));
+    r->rtypes = malloc(sizeof(MPI_Datatype) * ((size_t)n + 1));
+    if (!r->rcounts || !r->rdispls || !r->rtypes) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_fail;
+    }
+    for (int i = 0; i < n; i++) {
+        r->rcounts[i] = r->plan.arrived[i].bytes;
+        r->rdispls[i] = (MPI_Aint)total;
+        r->rtypes[i] = MPI_BYTE;
+        total += (size_t)r->plan.arrived[i].bytes;
+    }
+    if ((r->rbuf = malloc(total + 1)) == NULL) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_fail;
+    }
+    for (int i = 0; i < n && !err; i++)
+        err = iso__inbox_add(&r->in, r->plan.arrived[i].source, r->rcounts[i],
+                             (size_t)r->rdispls[i]);
+    r->in.ext = r->rbuf;
+    a.recvbuf = r->rbuf;
+    a.recv = (iso_side){.layout = ISO_LAYOUT_W, .counts = r->rcounts, .adispls = r->rdispls,
+                        .types = r->rtypes};
+    if (err != MPI_SUCCESS ||
+        (err = iso__sched_request(v->priv, comm, r->plan.sched, &a, c->n, n, 0, 0, ISO_MODE_PACK,
+                                  "vpt", &r->inner)) != MPI_SUCCESS ||
+        (err = iso__sched_request_reserve(r->inner, r->plan.msgsize)) != MPI_SUCCESS)
+        goto fn_fail;
+    *out = &r->base;
+    return MPI_SUCCESS;
+fn_fail:
+    vpt_destroy(&r->base.req);
+    return err;
+}
