@@ -12,6 +12,8 @@
  *                                    A + A^T (vertex weight: nonzeros of the
  *                                    row); only with ISO_HAVE_METIS
  *   mm_needs_compute(&m, part, K, &nd) what each process needs of x
+ *   mm_sends_by_source(&nd, part, K, word, ...) the same as messages, listed
+ *                                    by sending process
  *
  * The matrix is treated as square, n = max(rows, cols) (x and y have n
  * entries, rows and x entries partitioned alike).  Pattern matrices get
@@ -295,6 +297,45 @@ __attribute__((unused)) static int mm_needs_compute(const mm_matrix *m, const in
         nd->ptr[q + 1] = total;
     }
     free(rows_at), free(rows), free(mark);
+    return 0;
+}
+
+/* The messages of nd by source, as arrays for src/vpt/model.h: process o
+ * sends dest[ptr[o] .. ptr[o+1]) (ascending) word bytes per needed column,
+ * bytes[...].  0, or -1 (out of memory; nothing allocated). */
+__attribute__((unused)) static int mm_sends_by_source(const mm_needs *nd, const int *part, int K,
+                                                      long long word, long long **ptr_out,
+                                                      int **dest_out, long long **bytes_out)
+{
+    long long *ptr = calloc((size_t)K + 2, sizeof(long long)), total = 0, *fill, *bytes;
+    int *dest;
+    if (!ptr)
+        return -1;
+    for (int q = 0; q < K; q++) /* messages per source */
+        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++)
+            if (i == nd->ptr[q] || part[nd->col[i]] != part[nd->col[i - 1]])
+                ptr[part[nd->col[i]] + 1]++, total++;
+    for (int o = 0; o < K; o++)
+        ptr[o + 1] += ptr[o];
+    fill = malloc(sizeof(long long) * (size_t)K + 1);
+    dest = malloc(sizeof(int) * (size_t)(total + 1));
+    bytes = malloc(sizeof(long long) * (size_t)(total + 1));
+    if (!fill || !dest || !bytes) {
+        free(ptr), free(fill), free(dest), free(bytes);
+        return -1;
+    }
+    memcpy(fill, ptr, sizeof(long long) * (size_t)K);
+    for (int q = 0; q < K; q++) /* q ascending: every source's list is sorted */
+        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
+            int o = part[nd->col[i]];
+            if (i == nd->ptr[q] || o != part[nd->col[i - 1]]) {
+                dest[fill[o]] = q;
+                bytes[fill[o]++] = 0;
+            }
+            bytes[fill[o] - 1] += word;
+        }
+    free(fill);
+    *ptr_out = ptr, *dest_out = dest, *bytes_out = bytes;
     return 0;
 }
 

@@ -150,41 +150,6 @@ static void run_alltoall(int K, const shapes *sh, long long bytes, long long hea
 }
 
 /* ---- matrices ---------------------------------------------------------------- */
-/* The sends of every process as arrays by source (model CSR): process q
- * needs nd's columns, grouped by owner; each owner sends q one message of
- * word bytes per column. */
-static void sends_by_source(const mm_needs *nd, const int *part, int K, long long word,
-                            long long **ptr_out, int **dest_out, long long **bytes_out)
-{
-    long long *ptr = calloc((size_t)K + 2, sizeof(long long)), total = 0, *fill, *bytes;
-    int *dest;
-    if (!ptr) {
-        fprintf(stderr, "vptsim: out of memory\n");
-        exit(2);
-    }
-    for (int q = 0; q < K; q++) /* messages per source */
-        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++)
-            if (i == nd->ptr[q] || part[nd->col[i]] != part[nd->col[i - 1]])
-                ptr[part[nd->col[i]] + 1]++, total++;
-    for (int o = 0; o < K; o++)
-        ptr[o + 1] += ptr[o];
-    fill = xmalloc(sizeof(long long) * (size_t)K);
-    dest = xmalloc(sizeof(int) * (size_t)(total + 1));
-    bytes = xmalloc(sizeof(long long) * (size_t)(total + 1));
-    memcpy(fill, ptr, sizeof(long long) * (size_t)K);
-    for (int q = 0; q < K; q++) /* q ascending: every source's list is sorted */
-        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
-            int o = part[nd->col[i]];
-            if (i == nd->ptr[q] || o != part[nd->col[i - 1]]) {
-                dest[fill[o]] = q;
-                bytes[fill[o]++] = 0;
-            }
-            bytes[fill[o] - 1] += word;
-        }
-    free(fill);
-    *ptr_out = ptr, *dest_out = dest, *bytes_out = bytes;
-}
-
 typedef struct {
     double mmax_cut; /* direct's mmax / the best n's */
     int found;
@@ -212,7 +177,10 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
         fprintf(stderr, "vptsim: out of memory\n");
         exit(2);
     }
-    sends_by_source(&nd, part, K, word, &ptr, &dest, &bytes);
+    if (mm_sends_by_source(&nd, part, K, word, &ptr, &dest, &bytes)) {
+        fprintf(stderr, "vptsim: out of memory\n");
+        exit(2);
+    }
     printf("# vptsim: %s (%d x %d, %ld nonzeros), K=%d, partition %s, word %lld bytes, header "
            "%lld bytes per submessage; %lld messages, %lld words in direct\n",
            name, mat->rows, mat->cols, mat->nnz, K, metis ? "metis" : "rows", word, header,
