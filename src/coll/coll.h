@@ -7,12 +7,17 @@
  *   cost.c           the cost model
  *   schedule_info.c  Iso_schedule_info
  *   direct.c dimwise.c bruck.c   one builder per algorithm
+ *   graph.c          distributed graph communicators: their state, options
+ *                    and direct's schedule
+ *   vpt.c            store-and-forward over a virtual process topology on
+ *                    graph communicators: the plan and its schedule
  *   combining.c      the message-combining builder over routes (dimwise,
  *                    bruck) */
 #ifndef ISO_COLL_H
 #define ISO_COLL_H
 
 #include "topo/topo.h"
+#include "vpt/shape.h"
 
 /* ---- algorithms (algorithms.c) ---------------------------------------------- */
 typedef int (*iso_builder)(const iso_nbh *nb, const iso_args *a, iso_sched *out);
@@ -118,6 +123,10 @@ static inline iso_args iso__args(iso_coll coll, const void *sendbuf, iso_side se
 /* Checks the blocks that will move (those whose peer exists) and sets the
  * extents of the sides. */
 int iso__args_validate(iso_args *a, const iso_nbh *nb);
+/* The same for irregular lists: nsend blocks to targets, nrecv from
+ * sources (distributed graph communicators; no reductions). */
+int iso__args_validate_lists(iso_args *a, int nsend, const int *targets, int nrecv,
+                             const int *sources);
 /* Is a an alltoall/allgather v or w form? */
 int iso__args_irregular(const iso_args *a);
 /* Persistent v/w forms (collective over priv): the processes agree on a
@@ -129,5 +138,59 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int err);
 /* The per-operation keys of a persistent _init call: iso_algorithm and
  * iso_combine override the neighborhood's defaults. */
 int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode);
+
+/* ---- distributed graph communicators (graph.c, vpt.c) ------------------------- */
+enum { ISO_GRAPH_DIRECT, ISO_GRAPH_VPT, ISO_GRAPH_AUTO };
+
+/* Options of irregular collectives on a graph communicator. */
+typedef struct {
+    int algorithm;                    /* ISO_GRAPH_* */
+    int n;                            /* iso_vpt_n, 0: not given */
+    int ndims, dims[ISO_VPT_MAXDIMS]; /* iso_vpt_dims, ndims 0: not given */
+    int locality;                     /* iso_vpt_locality: 0 none, 1 node */
+    int p;                            /* processes (to check dims) */
+    const char *env;                  /* the variable being read, NULL: info */
+} iso_graph_opts;
+
+/* A virtual process topology T_n(dims) of a graph communicator: a periodic
+ * Cartesian communicator whose rank r is VPT rank r, with its own private
+ * communicator for the library's messages. */
+typedef struct iso_vpt_s {
+    int n, dims[ISO_VPT_MAXDIMS], locality;
+    MPI_Comm cart;
+    iso_priv *priv;         /* on cart */
+    int *vrank;             /* [p] VPT rank of each rank of the graph communicator */
+    int me;                 /* this process's VPT rank */
+    struct iso_vpt_s *next; /* the other shapes used on the communicator */
+} iso_vpt;
+
+/* What the library keeps on a distributed graph communicator (an attribute,
+ * made at its first collective, freed with it; MPI_Comm_dup does not copy
+ * it). */
+typedef struct {
+    int size, rank;
+    int indegree, outdegree;
+    int *sources, *dests; /* MPI_Dist_graph_neighbors (one allocation) */
+    iso_priv *priv;       /* duplicate of the communicator (MPI_Comm_idup) */
+    iso_graph_opts opts;  /* environment, then the communicator's info */
+    iso_vpt *vpts;        /* VPTs made so far, one per shape */
+} iso_graph;
+
+/* *is_graph: is comm a distributed graph communicator?  Then *out is its
+ * state, made at the first call with create (local, plus an MPI_Comm_idup);
+ * else NULL. */
+int iso__graph_get(MPI_Comm comm, int create, int *is_graph, iso_graph **out);
+/* The keys of an _init call's info over *o. */
+int iso__graph_info_parse(MPI_Info info, iso_graph_opts *o);
+int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *out);
+/* A request of the VPT exchange for a (alltoall forms) on graph g: agrees
+ * on the outcome of the argument checks (err: this process's) and the
+ * shape with one allreduce, exchanges the submessage headers stage by stage
+ * and builds the schedule, whose rounds are the stages.  Collective over
+ * the graph communicator; blocks until the plan is made.  *out is NULL and
+ * *use_direct 1 if the options resolve to direct (a one-dimensional VPT). */
+int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
+                     int err, int retain_args, int persistent, int *use_direct,
+                     struct iso_request_s **out);
 
 #endif

@@ -55,7 +55,69 @@ static void report_choice(const char *fn, MPI_Comm comm, iso_nbh *nb, iso_coll c
             iso__algorithms[alg].shared ? iso__mode_names[mode] : "", rounds, messages, hops);
 }
 
-/* fn: the public function, named in error messages. */
+/* The end of every call: a persistent request is handed out, a
+ * nonblocking one started, a blocking one started and completed. */
+static int finish(struct iso_request_s *r, MPI_Comm comm, enum call call, Iso_request *request,
+                  const char *fn)
+{
+    int err;
+    if (call == PERSISTENT) {
+        *request = r;
+        return MPI_SUCCESS;
+    }
+    err = iso__request_start(r);
+    if (err == MPI_SUCCESS && call == NONBLOCKING) {
+        *request = r;
+        return MPI_SUCCESS;
+    }
+    if (err == MPI_SUCCESS)
+        err = iso__request_wait(r);
+    iso__request_destroy(r);
+    return iso__raise_in(fn, comm, err);
+}
+
+/* Distributed graph communicators (graph.c, vpt.c): the alltoall forms,
+ * direct or vpt; the other collectives are an error. */
+static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, MPI_Info info,
+                     Iso_request *request, const char *fn)
+{
+    iso_graph_opts o = g->opts;
+    iso_sched *sched = NULL;
+    struct iso_request_s *r = NULL;
+    int err, direct = 1;
+
+    err = iso__args_validate_lists(a, g->outdegree, g->dests, g->indegree, g->sources);
+    if (call == PERSISTENT && err == MPI_SUCCESS &&
+        (err = iso__graph_info_parse(info, &o)) != MPI_SUCCESS)
+        return iso__raise_in(fn, comm, err); /* the info is not the same everywhere */
+    if (o.algorithm != ISO_GRAPH_DIRECT) {
+        err = iso__vpt_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT, &direct,
+                               &r);
+        if (err != MPI_SUCCESS)
+            return iso__raise_in(fn, comm, err);
+    }
+    if (direct) {
+        if (err == MPI_SUCCESS)
+            err = iso__sched_new(&sched);
+        if (err == MPI_SUCCESS)
+            err = iso__graph_build_direct(g, a, sched);
+        /* all types: round 0 waits for the private communicator's
+         * MPI_Comm_idup, which may complete after the call returns */
+        if (err == MPI_SUCCESS && call != BLOCKING)
+            err = iso__sched_retain_types(sched, 0);
+        if (err == MPI_SUCCESS)
+            err = iso__sched_request(g->priv, comm, sched, a, g->outdegree, g->indegree, 0,
+                                     call == PERSISTENT, ISO_MODE_PACK, "direct", &r);
+        iso__sched_release(sched);
+        if (err != MPI_SUCCESS)
+            return iso__raise_in(fn, comm, err);
+    }
+    return finish(r, comm, call, request, fn);
+}
+
+/* fn: the public function, named in error messages.  A communicator
+ * without an isomorphic neighborhood may be a distributed graph
+ * communicator: only then is its topology asked for. */
 static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_request *request,
                const char *fn)
 {
@@ -70,8 +132,17 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
             return iso__raise_in(fn, comm, iso__error(ISO_ERR_REQUEST));
         *request = ISO_REQUEST_NULL;
     }
-    if ((err = iso__state_get(comm, 1, &st)) != MPI_SUCCESS)
+    if ((err = iso__state_get(comm, 1, &st)) != MPI_SUCCESS) {
+        iso_graph *g = NULL;
+        int graph = 0, e = iso__graph_get(comm, a->coll == ISO_ALLTOALL, &graph, &g);
+        if (e != MPI_SUCCESS || (graph && g != NULL))
+            return e ? iso__raise_in(fn, comm, e) : run_graph(a, comm, g, call, info, request, fn);
+        if (graph)
+            err = iso__error_msg(ISO_ERR_NOT_CART, "on a distributed graph communicator only "
+                                 "the neighbor alltoall, alltoallv and alltoallw forms are "
+                                 "supported");
         return iso__raise_in(fn, comm, err);
+    }
     requested = st->nbh->algorithm;
     mode = st->nbh->mode;
     err = iso__args_validate(a, st->nbh);
@@ -93,27 +164,15 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
     if (call != BLOCKING && !shared)
         err = iso__sched_retain_types(sched, call == PERSISTENT ? 0 : first_deferred(sched));
     if (err == MPI_SUCCESS)
-        err = iso__sched_request(st->priv, comm, sched, a, st->nbh->s, call != BLOCKING && shared,
+        err = iso__sched_request(st->priv, comm, sched, a, st->nbh->s, st->nbh->s,
+                                 call != BLOCKING && shared,
                                  call == PERSISTENT, chosen, iso__algorithms[alg].name, &r);
     if (err == MPI_SUCCESS && st->nbh->verbose)
         report_choice(fn, comm, st->nbh, a->coll, requested, alg, chosen, sched);
     iso__sched_release(sched);
     if (err != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
-
-    if (call == PERSISTENT) {
-        *request = r;
-        return MPI_SUCCESS;
-    }
-    err = iso__request_start(r);
-    if (err == MPI_SUCCESS && call == NONBLOCKING) {
-        *request = r;
-        return MPI_SUCCESS;
-    }
-    if (err == MPI_SUCCESS)
-        err = iso__request_wait(r);
-    iso__request_destroy(r);
-    return iso__raise_in(fn, comm, err);
+    return finish(r, comm, call, request, fn);
 }
 
 /* ---- entry points: alltoall ------------------------------------------------ */

@@ -134,22 +134,35 @@ static int any_overlap(const span_t *a, int na, span_t *b, int nb)
     return 0;
 }
 
-static int check_aliasing(const iso_args *a, const iso_nbh *nb)
+static int check_aliasing(const iso_args *a, int nsend, const int *targets, int nrecv,
+                          const int *sources)
 {
-    span_t *snd = malloc(sizeof *snd * ((size_t)nb->s + 1));
-    span_t *rcv = malloc(sizeof *rcv * ((size_t)nb->s + 1));
+    span_t *snd = malloc(sizeof *snd * ((size_t)nsend + 1));
+    span_t *rcv = malloc(sizeof *rcv * ((size_t)nrecv + 1));
     int ns = 0, nr = 0, err;
     if (snd == NULL || rcv == NULL)
         err = iso__error(ISO_ERR_NOMEM);
-    else if ((err = dense_spans(&a->send, a->sendbuf, nb->s, nb->targets, snd, &ns)) ==
+    else if ((err = dense_spans(&a->send, a->sendbuf, nsend, targets, snd, &ns)) ==
                  MPI_SUCCESS &&
-             (err = dense_spans(&a->recv, a->recvbuf, nb->s, nb->sources, rcv, &nr)) ==
+             (err = dense_spans(&a->recv, a->recvbuf, nrecv, sources, rcv, &nr)) ==
                  MPI_SUCCESS &&
              ns > 0 && nr > 0 && any_overlap(snd, ns, rcv, nr))
         err = iso__error(ISO_ERR_ARG);
     free(snd);
     free(rcv);
     return err;
+}
+
+int iso__args_validate_lists(iso_args *a, int nsend, const int *targets, int nrecv,
+                             const int *sources)
+{
+    int e;
+    if (a->sendbuf == MPI_IN_PLACE || a->recvbuf == MPI_IN_PLACE)
+        return iso__error_msg(ISO_ERR_ARG, "MPI_IN_PLACE is not supported");
+    if ((e = check_side(&a->send, "send", nsend, targets)) != MPI_SUCCESS ||
+        (e = check_side(&a->recv, "recv", nrecv, sources)) != MPI_SUCCESS)
+        return e;
+    return check_aliasing(a, nsend, targets, nrecv, sources);
 }
 
 int iso__args_validate(iso_args *a, const iso_nbh *nb)
@@ -162,7 +175,7 @@ int iso__args_validate(iso_args *a, const iso_nbh *nb)
         return e;
     if (iso__is_reduction(a->coll) && (e = check_reduction(a, nb)) != MPI_SUCCESS)
         return e;
-    return check_aliasing(a, nb);
+    return check_aliasing(a, nb->s, nb->targets, nb->s, nb->sources);
 }
 
 /* Is a an alltoall/allgather v or w form? */

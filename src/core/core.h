@@ -181,6 +181,11 @@ int iso__request_wait(struct iso_request_s *r);
  * operation must not stop other outstanding operations, which processes
  * may complete before entering this one. */
 int iso__progress_wait(MPI_Request *mreq);
+/* The same for n MPI requests (point-to-point steps inside an operation). */
+int iso__progress_waitall(int n, MPI_Request reqs[]);
+/* Progresses every active request once, without waiting (for loops that
+ * poll MPI themselves, e.g. probes). */
+void iso__progress_poll(void);
 /* Frees r (taking it off the active list first if it is still there). */
 void iso__request_destroy(struct iso_request_s *r);
 

@@ -241,6 +241,19 @@ int iso__progress_wait(MPI_Request *mreq)
     return MPI_Wait(mreq, MPI_STATUS_IGNORE); /* nothing else to progress: let MPI block */
 }
 
+int iso__progress_waitall(int n, MPI_Request reqs[])
+{
+    int err = MPI_SUCCESS;
+    for (int k = 0; k < n && err == MPI_SUCCESS; k++)
+        err = iso__progress_wait(&reqs[k]);
+    return err;
+}
+
+void iso__progress_poll(void)
+{
+    progress_all();
+}
+
 void iso__request_destroy(struct iso_request_s *r)
 {
     if (r == NULL)

@@ -67,7 +67,7 @@ int iso__msgtypes_build(iso_sreq *r);
 void iso__msgtypes_free(iso_sreq *r);
 
 /* retain.c */
-int iso__args_retain(iso_sreq *r, int s);
+int iso__args_retain(iso_sreq *r, int nsend, int nrecv);
 void iso__args_release(iso_sreq *r);
 
 #endif

@@ -339,8 +339,8 @@ static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mo
                                                              : iso__error(ISO_ERR_COUNT);
 }
 
-int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
-                       int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
+int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a,
+                       int nsend, int nrecv, int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out)
 {
     iso_sreq *r;
@@ -380,7 +380,7 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
         !r->msgbuf || !r->msgcap || !r->msglen || !r->entry_off)
         err = iso__error(ISO_ERR_NOMEM);
     if (!err && retain_args)
-        err = iso__args_retain(r, s);
+        err = iso__args_retain(r, nsend, nrecv);
     if (!err && (sched->nacc > 0 || r->datatype))
         err = iso__vectors_alloc(r);
     r->buf[ISO_BUF_SEND] = (void *)(uintptr_t)a->sendbuf;
@@ -394,5 +394,56 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     }
     r->tagbase = iso__tags_reserve(priv, sched->ntags);
     *out = &r->req;
+    return MPI_SUCCESS;
+}
+
+int iso__sched_request_reserve(struct iso_request_s *req, const size_t bytes[])
+{
+    iso_sreq *r = (iso_sreq *)req;
+    int err = MPI_SUCCESS;
+    if (req->kind != &sched_kind)
+        return iso__error(ISO_ERR_INTERN);
+    for (int m = 0; m < r->sched->nmsgs && !err; m++)
+        err = iso__reserve(&r->msgbuf[m], &r->msgcap[m], bytes[m] + 1);
+    return err;
+}
+
+int iso__sched_request_rounds(const struct iso_request_s *req, int maxrounds, int *nrounds,
+                              int messages[], long long bytes[], long long *forwarded,
+                              long long *buffer_bytes)
+{
+    const iso_sreq *r = (const iso_sreq *)req;
+    const iso_sched *s = r->sched;
+    int ran = r->packed_last >= 0;
+    if (req->kind != &sched_kind)
+        return iso__error_msg(ISO_ERR_REQUEST, "not a request of a neighborhood collective");
+    *nrounds = s->nrounds;
+    *forwarded = ran ? 0 : -1;
+    *buffer_bytes = 0;
+    for (int m = 0; m < s->nmsgs; m++)
+        *buffer_bytes += (long long)r->msgcap[m];
+    for (int round = 0; round < s->nrounds; round++) {
+        int nm = 0;
+        long long b = 0;
+        for (int k = round_first(s, round); k < s->round_end[round]; k++) {
+            const iso_op *op = &s->ops[k];
+            if (op->kind != ISO_OP_SEND && op->kind != ISO_OP_SEND_MSG)
+                continue;
+            nm++;
+            if (op->kind == ISO_OP_SEND_MSG && !r->datatype) {
+                const iso_msg *msg = &s->msgs[op->msg];
+                b += (long long)r->msglen[op->msg];
+                for (int e = 0; ran && e < msg->n; e++) {
+                    iso_piece pc = s->pieces[msg->first + e];
+                    if (pc.msg >= 0) /* an entry of an incoming message: forwarded */
+                        *forwarded += ((const int64_t *)r->msgbuf[pc.msg])[pc.index];
+                }
+            }
+        }
+        if (round < maxrounds) {
+            messages[round] = nm;
+            bytes[round] = ran ? b : -1;
+        }
+    }
     return MPI_SUCCESS;
 }

@@ -53,19 +53,19 @@ static int retain_side(iso_sreq *r, iso_side *sd, int s, char **mem, int cap)
     return err;
 }
 
-int iso__args_retain(iso_sreq *r, int s)
+int iso__args_retain(iso_sreq *r, int nsend, int nrecv)
 {
-    size_t words = (size_t)s * 2 * 4 + 8; /* two sides x up to 4 arrays */
+    size_t words = ((size_t)nsend + (size_t)nrecv) * 4 + 8; /* two sides x up to 4 arrays */
     char *mem;
-    int cap = 2 * s + 2, err;
+    int cap = nsend + nrecv + 2, err;
     r->args_mem = malloc(words * sizeof(MPI_Aint));
     r->arg_types = malloc(sizeof(MPI_Datatype) * (size_t)cap);
     if (r->args_mem == NULL || r->arg_types == NULL)
         return iso__error(ISO_ERR_NOMEM);
     mem = r->args_mem;
-    if ((err = retain_side(r, &r->args.send, s, &mem, cap)) != MPI_SUCCESS)
+    if ((err = retain_side(r, &r->args.send, nsend, &mem, cap)) != MPI_SUCCESS)
         return err;
-    return retain_side(r, &r->args.recv, s, &mem, cap);
+    return retain_side(r, &r->args.recv, nrecv, &mem, cap);
 }
 
 void iso__args_release(iso_sreq *r)

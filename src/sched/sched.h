@@ -226,12 +226,13 @@ int iso__pack_fits(const iso_figures *f, double block_bytes);
 
 /* A request running sched (takes a reference) on the private communicator
  * priv (takes a reference, reserves the schedule's tags), bound to the
- * buffers of a; s is the number of blocks per side.  With retain_args the
+ * buffers of a; nsend and nrecv are the numbers of send and receive
+ * blocks (the same for isomorphic neighborhoods).  With retain_args the
  * request copies a's arrays and duplicates its derived types (the call
  * returns before they are used).  mode: ISO_MODE_PACK or _DATATYPE.
  * algorithm: the name reported by iso__sched_request_describe. */
-int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a, int s,
-                       int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
+int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const iso_args *a,
+                       int nsend, int nrecv, int retain_args, int persistent, iso_msg_mode mode, const char *algorithm,
                        struct iso_request_s **out);
 /* What schedule request r runs: its algorithm name; "pack", "datatype", or
  * "none" if it sends no combined messages; the figures of iso__sched_stats;
@@ -241,5 +242,19 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
 int iso__sched_request_describe(const struct iso_request_s *r, const char **algorithm,
                                 const char **mode, int *rounds, int *messages,
                                 long long *bytes);
+/* Gives every packed-message buffer of request r room for bytes[m] bytes now
+ * (plans whose message sizes are known when the request is made: its
+ * executions then allocate nothing). */
+int iso__sched_request_reserve(struct iso_request_s *r, const size_t bytes[]);
+/* Per round of request r (up to maxrounds of them): the messages it sends,
+ * and the bytes sent by its last completed execution (packed messages with
+ * their headers; -1 before one completed); over all rounds the bytes of
+ * entries taken from incoming messages and sent on (*forwarded, -1 before
+ * an execution) and the bytes of message buffers held (*buffer_bytes).  For
+ * pack mode and direct ops (SEND bytes are not counted).  The REQUEST code
+ * if r is not a schedule request. */
+int iso__sched_request_rounds(const struct iso_request_s *r, int maxrounds, int *nrounds,
+                              int messages[], long long bytes[], long long *forwarded,
+                              long long *buffer_bytes);
 
 #endif

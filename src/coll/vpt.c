@@ -1,0 +1,461 @@
+/* Store-and-forward over a virtual process topology T_n(k_1..k_n)
+ * (Selvitopi & Aykanat, SC'19; DESIGN.md, "Virtual process topology") for
+ * the alltoall forms on distributed graph communicators.
+ *
+ * The VPT is a periodic Cartesian communicator (cached on the graph
+ * communicator's state).  A submessage (one edge's block) travels in
+ * dimension order: at stage d it moves to the process of its line whose
+ * coordinate d is its destination's (shape.c, iso__vpt_hop), so a process
+ * sends at most k_d - 1 messages at stage d, each one combined message
+ * holding every submessage for that neighbor.
+ *
+ * The plan is made once per request: at each stage every process sends its
+ * line neighbors the headers (final destination, source, edge ordinal,
+ * bytes) of the submessages it will send them -- the count exchange of the
+ * stage -- and receives theirs, so it knows what arrives and where it goes
+ * next.  The plan is one schedule (sched/) whose round d is stage d: PACK +
+ * SEND_MSG per line neighbor it sends to, RECV_MSG per neighbor that sends
+ * to it, and in the last round a DELIVER per received edge, into the slot
+ * of the k-th occurrence of its source.  The executor runs it in pack mode
+ * (the message header carries each submessage's byte size); a persistent
+ * request's Iso_start moves only data: no header exchange, and buffers
+ * sized when the plan was made. */
+#include "coll/coll.h"
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HDR_WORDS 4 /* a header: final destination, source, edge ordinal, bytes */
+
+typedef struct {
+    long long dest, src, ord, bytes; /* ranks of the graph communicator */
+} item_hdr;
+
+/* A submessage held by this process before a stage. */
+typedef struct {
+    item_hdr h;
+    int vdest;       /* VPT rank of h.dest */
+    iso_piece piece; /* where its data is: a user send block or an incoming entry */
+} item;
+
+static int vrank_of(const iso_vpt *v, int r)
+{
+    return v->vrank ? v->vrank[r] : r;
+}
+
+/* ---- the VPT communicators --------------------------------------------------- */
+
+/* The VPT of this shape, made on first use (collective over the graph
+ * communicator: a Cartesian communicator and its private duplicate).  The
+ * private communicator of g must be ready. */
+static int vpt_get(iso_graph *g, int n, const int dims[], int locality, iso_vpt **out)
+{
+    iso_vpt *v;
+    int periods[ISO_VPT_MAXDIMS], err;
+    for (v = g->vpts; v; v = v->next)
+        if (v->n == n && v->locality == locality && !memcmp(v->dims, dims, sizeof(int) * (size_t)n)) {
+            *out = v;
+            return MPI_SUCCESS;
+        }
+    if ((v = calloc(1, sizeof *v)) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    v->n = n;
+    v->locality = locality;
+    memcpy(v->dims, dims, sizeof(int) * (size_t)n);
+    v->cart = MPI_COMM_NULL;
+    for (int d = 0; d < n; d++)
+        periods[d] = 1;
+    /* ranks kept (reorder 0): VPT rank = rank of the graph communicator */
+    v->me = g->rank;
+    if ((err = MPI_Cart_create(g->priv->comm, n, v->dims, periods, 0, &v->cart)) != MPI_SUCCESS ||
+        (err = iso__priv_create(v->cart, &v->priv)) != MPI_SUCCESS) {
+        if (v->cart != MPI_COMM_NULL)
+            MPI_Comm_free(&v->cart);
+        free(v);
+        return err;
+    }
+    v->next = g->vpts;
+    g->vpts = v;
+    *out = v;
+    return MPI_SUCCESS;
+}
+
+/* ---- agreement ------------------------------------------------------------------ */
+
+/* One allreduce over the graph communicator's private communicator: the
+ * outcome of the argument checks (library error number or MPI class, the
+ * same on every process) and the shape, which every process must have
+ * alike.  Returns this process's error, or one that says another process
+ * failed. */
+static int agree(iso_graph *g, int err, int n, const int dims[])
+{
+    long long v[4] = {0, 0, 0, 0}, r[4];
+    MPI_Request req;
+    int ready, rc;
+    if (err != MPI_SUCCESS) {
+        Iso_error lib = iso__error_which(err);
+        int cls = MPI_ERR_OTHER;
+        if (lib == ISO_ERR_NONE)
+            MPI_Error_class(err, &cls);
+        v[0] = lib;
+        v[1] = lib == ISO_ERR_NONE ? cls : 0;
+    }
+    /* the shape: n and a hash of dims, as (x, -x) for max and -min */
+    for (int d = 0; d < n; d++)
+        v[2] = v[2] * 131 + dims[d];
+    v[2] = v[2] * 17 + n;
+    v[3] = -v[2];
+    if ((rc = iso__priv_ready(g->priv, 1, &ready)) != MPI_SUCCESS ||
+        (rc = MPI_Iallreduce(v, r, 4, MPI_LONG_LONG, MPI_MAX, g->priv->comm, &req)) ||
+        (rc = iso__progress_wait(&req)) != MPI_SUCCESS)
+        return rc;
+    if (err != MPI_SUCCESS)
+        return err;
+    if (r[0] > 0)
+        return iso__error_msg((Iso_error)r[0], "invalid arguments on another process");
+    if (r[1] > 0)
+        return iso__error_msg(ISO_ERR_ARG, "invalid arguments on another process (MPI class %lld)",
+                              r[1]);
+    if (r[2] != -r[3])
+        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different VPT shapes");
+    return MPI_SUCCESS;
+}
+
+/* ---- the plan ---------------------------------------------------------------------- */
+
+typedef struct {
+    iso_vpt *v;
+    const iso_graph *g;
+    iso_sched *s;
+    item *held;      /* submessages on this process before the stage */
+    int nheld, held_cap;
+    item *next;      /* after it */
+    int nnext, next_cap;
+    size_t *msgsize; /* per message of s: its bytes, header included */
+    int msgsize_cap;
+    int hdr_tag;     /* first of n header tags */
+} plan_t;
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const int *a = x, *b = y;
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* (rank, index) pairs of a list, sorted: the k-th occurrence of rank r is
+ * pairs[first(r) + k]. */
+static int *sorted_pairs(const int *list, int n)
+{
+    int *pairs = malloc(sizeof(int) * 2 * ((size_t)n + 1));
+    if (pairs == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        pairs[2 * i] = list[i];
+        pairs[2 * i + 1] = i;
+    }
+    qsort(pairs, (size_t)n, 2 * sizeof(int), cmp_pair);
+    return pairs;
+}
+
+static int first_of(const int *pairs, int n, long long rank)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The submessages this process starts with: one per destination entry,
+ * with its edge ordinal (the how-manieth edge to that destination). */
+static int initial_items(plan_t *pl, const iso_args *a)
+{
+    const iso_graph *g = pl->g;
+    int *pairs = sorted_pairs(g->dests, g->outdegree), err = MPI_SUCCESS;
+    if (pairs == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    if ((err = iso__grow(&pl->held, &pl->held_cap, g->outdegree + 1, sizeof *pl->held)))
+        goto fn_exit;
+    for (int k = 0, ord = 0; k < g->outdegree; k++) {
+        int i = pairs[2 * k + 1];
+        iso_loc l = iso__block(&a->send, ISO_BUF_SEND, i);
+        MPI_Count size;
+        item *it = &pl->held[i];
+        ord = k > 0 && pairs[2 * k] == pairs[2 * k - 2] ? ord + 1 : 0;
+        if ((err = MPI_Type_size_x(l.type, &size)) != MPI_SUCCESS)
+            goto fn_exit;
+        it->h = (item_hdr){g->dests[i], g->rank, ord, (long long)size * l.count};
+        it->vdest = vrank_of(pl->v, g->dests[i]);
+        it->piece = (iso_piece){ISO_PIECE_USER, i};
+    }
+    pl->nheld = g->outdegree;
+fn_exit:
+    free(pairs);
+    return err;
+}
+
+/* Records the byte size of message m (for buffers reserved up front). */
+static int note_size(plan_t *pl, int m, size_t bytes)
+{
+    int err = iso__grow(&pl->msgsize, &pl->msgsize_cap, m + 1, sizeof *pl->msgsize);
+    if (err == MPI_SUCCESS)
+        pl->msgsize[m] = bytes;
+    return err;
+}
+
+/* Receives the header list of every line neighbor (one message each, any
+ * length: probed), progressing other requests while waiting. */
+static int recv_headers(plan_t *pl, int tag, int k, int c, int stride, item_hdr **rh, int *rn)
+{
+    MPI_Comm comm = pl->v->priv->comm;
+    int left = k - 1, err = MPI_SUCCESS;
+    while (left > 0 && !err) {
+        int found = 0;
+        for (int j = 0; j < k && !err; j++) {
+            MPI_Message msg;
+            MPI_Status st;
+            int flag = 0, count;
+            if (j == c || rn[j] >= 0)
+                continue;
+            if ((err = MPI_Improbe(pl->v->me + (j - c) * stride, tag, comm, &flag, &msg, &st)) ||
+                !flag)
+                continue;
+            if ((err = MPI_Get_count(&st, MPI_LONG_LONG, &count)) != MPI_SUCCESS)
+                break;
+            rn[j] = count / HDR_WORDS;
+            if ((rh[j] = malloc(sizeof(item_hdr) * ((size_t)rn[j] + 1))) == NULL) {
+                err = iso__error(ISO_ERR_NOMEM);
+                break;
+            }
+            err = MPI_Mrecv(rh[j], count, MPI_LONG_LONG, &msg, MPI_STATUS_IGNORE);
+            found++;
+            left--;
+        }
+        if (!found && left > 0)
+            iso__progress_poll();
+    }
+    return err;
+}
+
+/* Stage d: the header exchange with the line neighbors, then round d of the
+ * schedule (sends of the held submessages that move, receives of what the
+ * neighbors announced). */
+static int plan_stage(plan_t *pl, int d)
+{
+    iso_vpt *v = pl->v;
+    int k = v->dims[d], stride = iso__vpt_stride(v->n, v->dims, d);
+    int c = iso__vpt_coord(v->n, v->dims, d, v->me), tag = pl->hdr_tag + d;
+    int *cnt = calloc((size_t)k + 1, sizeof(int)), *off = calloc((size_t)k + 2, sizeof(int));
+    int *rn = malloc(sizeof(int) * ((size_t)k + 1)), *order = NULL, nreq = 0, err = MPI_SUCCESS;
+    item_hdr *sh = NULL, **rh = calloc((size_t)k + 1, sizeof *rh);
+    MPI_Request *reqs = malloc(sizeof(MPI_Request) * ((size_t)k + 1));
+
+    if (!cnt || !off || !rn || !rh || !reqs ||
+        !(order = malloc(sizeof(int) * ((size_t)pl->nheld + 1))) ||
+        !(sh = malloc(sizeof(item_hdr) * ((size_t)pl->nheld + 1)))) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    /* group the held submessages by the coordinate they move to */
+    for (int i = 0; i < pl->nheld; i++)
+        cnt[iso__vpt_coord(v->n, v->dims, d, pl->held[i].vdest)]++;
+    for (int j = 0; j < k; j++)
+        off[j + 1] = off[j] + cnt[j];
+    for (int j = 0; j < k; j++)
+        cnt[j] = 0;
+    for (int i = 0; i < pl->nheld; i++) {
+        int j = iso__vpt_coord(v->n, v->dims, d, pl->held[i].vdest);
+        order[off[j] + cnt[j]] = i;
+        sh[off[j] + cnt[j]++] = pl->held[i].h;
+    }
+    /* the count exchange of this stage: one header list to every line
+     * neighbor (empty ones too: the receiver waits for each) */
+    for (int j = 0; j < k && !err; j++) {
+        rn[j] = -1;
+        if (j != c)
+            err = MPI_Isend(sh + off[j], cnt[j] * HDR_WORDS, MPI_LONG_LONG,
+                            v->me + (j - c) * stride, tag, v->priv->comm, &reqs[nreq++]);
+    }
+    if (!err)
+        err = recv_headers(pl, tag, k, c, stride, rh, rn);
+    if (!err)
+        err = iso__progress_waitall(nreq, reqs);
+    nreq = 0;
+    /* round d: sends of what moves, receives of what comes */
+    pl->nnext = 0;
+    for (int j = 0; j < k && !err; j++) {
+        int m = -1, peer = v->me + (j - c) * stride;
+        size_t bytes = sizeof(int64_t) * (size_t)cnt[j];
+        if (j == c || cnt[j] == 0)
+            continue;
+        for (int e = 0; e < cnt[j] && !err; e++) {
+            const item *it = &pl->held[order[off[j] + e]];
+            bytes += (size_t)it->h.bytes;
+            err = iso__sched_msg_add(pl->s, &m, it->piece);
+        }
+        if (!err) {
+            iso_op pack = {.kind = ISO_OP_PACK, .msg = m};
+            iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = m, .peer = peer, .tag = d,
+                           .nblocks = cnt[j]};
+            if (!(err = iso__sched_add(pl->s, &pack)) && !(err = iso__sched_add(pl->s, &send)))
+                err = note_size(pl, m, bytes);
+        }
+    }
+    for (int j = 0; j < k && !err; j++) {
+        int m = -1, peer = v->me + (j - c) * stride;
+        size_t bytes = sizeof(int64_t) * (size_t)(j == c ? 0 : rn[j]);
+        if (j == c) { /* what stays here */
+            for (int e = 0; e < cnt[j] && !err; e++)
+                if (!(err = iso__grow(&pl->next, &pl->next_cap, pl->nnext + 1, sizeof *pl->next)))
+                    pl->next[pl->nnext++] = pl->held[order[off[j] + e]];
+            continue;
+        }
+        if (rn[j] == 0)
+            continue;
+        if ((err = iso__grow(&pl->next, &pl->next_cap, pl->nnext + rn[j], sizeof *pl->next)))
+            break;
+        for (int e = 0; e < rn[j] && !err; e++) {
+            item *it = &pl->next[pl->nnext++];
+            it->h = rh[j][e];
+            if (it->h.dest < 0 || it->h.dest >= pl->g->size || it->h.bytes < 0) {
+                err = iso__error_msg(ISO_ERR_INTERN, "VPT: a malformed submessage header");
+                break;
+            }
+            it->vdest = vrank_of(v, (int)it->h.dest);
+            bytes += (size_t)it->h.bytes;
+            /* in pack mode an incoming entry has no place of its own: the
+             * piece is a placeholder, entries are found by index */
+            err = iso__sched_msg_add(pl->s, &m, (iso_piece){ISO_PIECE_SLOT, 0});
+            it->piece = (iso_piece){m, e};
+        }
+        if (!err) {
+            iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = peer, .tag = d};
+            if (!(err = iso__sched_add(pl->s, &recv)))
+                err = note_size(pl, m, bytes);
+        }
+    }
+    if (!err) { /* the received and kept submessages are held for the next stage */
+        item *t = pl->held;
+        int tc = pl->held_cap;
+        pl->held = pl->next;
+        pl->held_cap = pl->next_cap;
+        pl->nheld = pl->nnext;
+        pl->next = t;
+        pl->next_cap = tc;
+        pl->nnext = 0;
+    }
+fn_exit:
+    if (nreq > 0) /* an error after posting: the sends still complete */
+        iso__progress_waitall(nreq, reqs);
+    for (int j = 0; rh && j < k; j++)
+        free(rh[j]);
+    free(rh);
+    free(reqs);
+    free(cnt);
+    free(off);
+    free(rn);
+    free(order);
+    free(sh);
+    return err;
+}
+
+/* After the last stage every held submessage is for this process: each goes
+ * into the slot of the ord-th occurrence of its source. */
+static int plan_deliveries(plan_t *pl)
+{
+    const iso_graph *g = pl->g;
+    int *pairs = sorted_pairs(g->sources, g->indegree), err = MPI_SUCCESS;
+    char *filled = calloc((size_t)g->indegree + 1, 1);
+    if (pairs == NULL || filled == NULL) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if (pl->nheld != g->indegree)
+        err = iso__error_msg(ISO_ERR_INTERN, "VPT: %d submessages arrived for %d sources",
+                             pl->nheld, g->indegree);
+    for (int i = 0; i < pl->nheld && !err; i++) {
+        const item *it = &pl->held[i];
+        int at = first_of(pairs, g->indegree, it->h.src) + (int)it->h.ord, slot;
+        if (it->h.dest != g->rank || at >= g->indegree || pairs[2 * at] != it->h.src ||
+            filled[slot = pairs[2 * at + 1]]) {
+            err = iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
+                                 it->h.src);
+            break;
+        }
+        filled[slot] = 1;
+        iso_op op = {.kind = ISO_OP_DELIVER, .src = it->piece, .slot = slot, .first = 1};
+        err = iso__sched_add(pl->s, &op);
+    }
+fn_exit:
+    free(pairs);
+    free(filled);
+    return err;
+}
+
+static int build_plan(plan_t *pl, const iso_args *a)
+{
+    int err = initial_items(pl, a), maxn = 0;
+    long long hops;
+    for (int d = 0; d < pl->v->n && !err; d++) {
+        if ((err = plan_stage(pl, d)) == MPI_SUCCESS && d == pl->v->n - 1)
+            err = plan_deliveries(pl);
+        if (!err)
+            err = iso__sched_end_round(pl->s);
+    }
+    for (int m = 0; m < pl->s->nmsgs; m++)
+        maxn = pl->s->msgs[m].n > maxn ? pl->s->msgs[m].n : maxn;
+    pl->s->ntags = pl->v->n;
+    pl->s->struct_phases = pl->v->n;
+    pl->s->struct_max_entries = maxn;
+    iso__sched_stats(pl->s, &maxn, &pl->s->struct_msgs, &hops);
+    pl->s->struct_hops = (int)hops;
+    return err;
+}
+
+/* ---- the request ------------------------------------------------------------------- */
+
+int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
+                     int err, int retain_args, int persistent, int *use_direct,
+                     struct iso_request_s **out)
+{
+    int n, dims[ISO_VPT_MAXDIMS];
+    iso_vpt *v = NULL;
+    plan_t pl;
+    *out = NULL;
+    *use_direct = 0;
+    memset(&pl, 0, sizeof pl);
+    if (o->ndims > 0) {
+        n = o->ndims;
+        memcpy(dims, o->dims, sizeof(int) * (size_t)n);
+    } else {
+        n = o->n > 0 ? o->n : 2;
+        if (iso__vpt_dims_balanced(g->size, n, dims) != MPI_SUCCESS)
+            return iso__error(ISO_ERR_INTERN);
+    }
+    if (n == 1) { /* T_1 is direct */
+        *use_direct = 1;
+        return err;
+    }
+    if ((err = agree(g, err, n, dims)) != MPI_SUCCESS ||
+        (err = vpt_get(g, n, dims, o->locality, &v)) != MPI_SUCCESS)
+        return err;
+    pl.v = v;
+    pl.g = g;
+    pl.hdr_tag = iso__tags_reserve(v->priv, n);
+    if ((err = iso__sched_new(&pl.s)) == MPI_SUCCESS && (err = build_plan(&pl, a)) == MPI_SUCCESS &&
+        (err = iso__sched_request(v->priv, comm, pl.s, a, g->outdegree, g->indegree, retain_args,
+                                  persistent, ISO_MODE_PACK, "vpt", out)) == MPI_SUCCESS &&
+        (err = iso__sched_request_reserve(*out, pl.msgsize)) != MPI_SUCCESS) {
+        iso__request_destroy(*out);
+        *out = NULL;
+    }
+    iso__sched_release(pl.s);
+    free(pl.held);
+    free(pl.next);
+    free(pl.msgsize);
+    return err;
+}
