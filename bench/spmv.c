@@ -349,23 +349,6 @@ static unsigned next_random(unsigned *state)
     return (*state >> 16) & 0x7fff;
 }
 
-static int max_dims(int K)
-{
-    int c = 0;
-    for (int f = 2; K > 1; f++)
-        while (K % f == 0)
-            K /= f, c++;
-    return c < 1 ? 1 : c > ISO_VPT_MAXDIMS ? ISO_VPT_MAXDIMS : c;
-}
-
-static void dims_string(int n, const int *dims, char *s, size_t len)
-{
-    size_t at = 0;
-    s[0] = '\0';
-    for (int d = 0; d < n && at < len; d++)
-        at += (size_t)snprintf(s + at, len - at, "%s%d", d ? "," : "", dims[d]);
-}
-
 /* The variants asked for: mpi, direct, and vpt for each n of nlist (or the
  * explicit dims). */
 static int make_variants(const char *list, const char *nlist, const char *dims_opt, variant *v)
@@ -398,7 +381,7 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
                     ns[nn++] = atoi(x);
                 free(nl);
             } else {
-                for (int n = 2; n <= max_dims(nprocs); n++)
+                for (int n = 2; n <= iso__vpt_model_max_n(nprocs); n++)
                     ns[nn++] = n;
             }
             for (int i = 0; i < nn && nv < MAXV; i++) {
@@ -415,7 +398,7 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
     free(l);
     for (int k = 0; k < nv; k++) {
         char val[16];
-        dims_string(v[k].n, v[k].dims, v[k].dimstr, sizeof v[k].dimstr);
+        iso__vpt_model_dims_string(v[k].n, v[k].dims, v[k].dimstr, sizeof v[k].dimstr);
         v[k].info = MPI_INFO_NULL;
         v[k].req = ISO_REQUEST_NULL;
         if (v[k].kind == V_MPI)

@@ -55,26 +55,7 @@ static void usage(void)
     exit(2);
 }
 
-/* Number of prime factors of K, with multiplicity: the largest n whose
- * balanced shape has no dimension of size 1. */
-static int max_dims(int K)
-{
-    int c = 0;
-    for (int f = 2; K > 1; f++)
-        while (K % f == 0)
-            K /= f, c++;
-    return c < 1 ? 1 : c > ISO_VPT_MAXDIMS ? ISO_VPT_MAXDIMS : c;
-}
-
-static void shape_string(int n, const int dims[], char *s, size_t len)
-{
-    size_t at = 0;
-    s[0] = '\0';
-    for (int d = 0; d < n && at < len; d++)
-        at += (size_t)snprintf(s + at, len - at, "%s%d", d ? "," : "", dims[d]);
-}
-
-/* The shapes to simulate: --dims, --n, or every n from 1 to max_dims(K). */
+/* The shapes to simulate: --dims, --n, or every n from 1 to iso__vpt_model_max_n(K). */
 typedef struct {
     int count, n[ISO_VPT_MAXDIMS], dims[ISO_VPT_MAXDIMS][ISO_VPT_MAXDIMS];
 } shapes;
@@ -91,7 +72,7 @@ static shapes make_shapes(int K, int n_opt, const char *dims_opt)
         s.count = 1;
         return s;
     }
-    for (int n = n_opt ? n_opt : 1; n <= (n_opt ? n_opt : max_dims(K)); n++) {
+    for (int n = n_opt ? n_opt : 1; n <= (n_opt ? n_opt : iso__vpt_model_max_n(K)); n++) {
         if (iso__vpt_dims_balanced(K, n, s.dims[s.count]) != MPI_SUCCESS) {
             fprintf(stderr, "vptsim: no VPT of %d processes in %d dimensions\n", K, n);
             exit(2);
@@ -140,7 +121,7 @@ static void run_alltoall(int K, const shapes *sh, long long bytes, long long hea
             fprintf(stderr, "vptsim: model failed (MPI error class %d)\n", rc);
             exit(2);
         }
-        shape_string(n, sh->dims[i], shape, sizeof shape);
+        iso__vpt_model_dims_string(n, sh->dims[i], shape, sizeof shape);
         printf("K=%d n=%d dims=%s mmax=%d mavg=%.2f vavg=%.1f volume_ratio=%.4f "
                "closed_form_mmax=%lld closed_form_volume_ratio=%.4f\n",
                K, n, shape, m.mmax, m.mavg, m.vavg, m.volume_ratio, cf_mmax, cf_ratio);
@@ -194,7 +175,7 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
             fprintf(stderr, "vptsim: model failed (MPI error class %d)\n", rc);
             exit(2);
         }
-        shape_string(n, sh.dims[i], shape, sizeof shape);
+        iso__vpt_model_dims_string(n, sh.dims[i], shape, sizeof shape);
         printf("matrix=%s K=%d n=%d dims=%s mmax=%d mavg=%.2f vavg=%.1f volume_ratio=%.3f "
                "buffer_kb=%.1f\n",
                name, K, n, shape, m.mmax, m.mavg, m.vavg / (double)word, m.volume_ratio,

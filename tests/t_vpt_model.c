@@ -320,9 +320,25 @@ static void test_bad_input(void)
     tap_result(MPI_COMM_WORLD, "bad input: MPI_ERR_ARG, generator errors passed on, nothing leaks");
 }
 
+static void test_helpers(void)
+{
+    char s[8];
+    CHECK_EQ_INT(iso__vpt_model_max_n(256), 8, "max n of 256");
+    CHECK_EQ_INT(iso__vpt_model_max_n(24), 4, "max n of 24 = 2*2*2*3");
+    CHECK_EQ_INT(iso__vpt_model_max_n(7), 1, "max n of a prime");
+    CHECK_EQ_INT(iso__vpt_model_max_n(1), 1, "max n of 1");
+    CHECK_EQ_INT(iso__vpt_model_max_n(1 << 20), ISO_VPT_MAXDIMS, "max n capped");
+    iso__vpt_model_dims_string(3, (const int[]){16, 4, 2}, s, sizeof s);
+    CHECK(!strcmp(s, "16,4,2"), "dims string \"%s\"", s);
+    iso__vpt_model_dims_string(4, (const int[]){16, 16, 16, 16}, s, sizeof s);
+    CHECK(strlen(s) == sizeof s - 1 && !strncmp(s, "16,16,1", 7), "truncated: \"%s\"", s);
+    tap_result(MPI_COMM_WORLD, "helpers: the n worth modelling, dims strings");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    test_helpers();
     test_closed_forms();
     test_by_hand();
     test_random();

@@ -48,15 +48,6 @@ static int code(int a, int k, int b, int t)
     return ((a * 64 + k) * 64 + b) * 64 + t;
 }
 
-static int max_dims(int K)
-{
-    int c = 0;
-    for (int f = 2; K > 1; f++)
-        while (K % f == 0)
-            K /= f, c++;
-    return c < 1 ? 1 : c;
-}
-
 /* One shape on one pattern: info has iso_vpt_n or iso_vpt_dims. */
 static void check_shape(const gpattern *g, MPI_Comm comm, int n, const int dims[], MPI_Info info,
                         const char *what)
@@ -149,7 +140,7 @@ static void check_pattern(int kind, int p, unsigned seed)
     int fixed = kind == PAT_DENSE, s = 3;
     gpattern_make(&g, kind, p, seed, s, fixed);
     comm = gpattern_comm(&g, MPI_INFO_NULL);
-    for (int n = 2; n <= max_dims(p); n++) {
+    for (int n = 2; n <= iso__vpt_model_max_n(p); n++) {
         int dims[ISO_VPT_MAXDIMS];
         char what[128], val[16];
         MPI_Info info;

@@ -13,6 +13,7 @@
  * it a message (one bit per possible link, K k_d per stage). */
 #include "vpt/model.h"
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,4 +240,23 @@ int iso__vpt_model_csr(int K, int n, const int dims[], long long header, const l
         return MPI_ERR_ARG;
     }
     return iso__vpt_model_run(K, n, dims, header, csr_source, &c, m);
+}
+
+int iso__vpt_model_max_n(int K)
+{
+    int c = 0;
+    for (int f = 2; K > 1; f++)
+        while (K % f == 0)
+            K /= f, c++;
+    return c < 1 ? 1 : c > ISO_VPT_MAXDIMS ? ISO_VPT_MAXDIMS : c;
+}
+
+void iso__vpt_model_dims_string(int n, const int dims[], char *s, size_t len)
+{
+    size_t at = 0;
+    if (len == 0)
+        return;
+    s[0] = '\0';
+    for (int d = 0; d < n && at < len; d++)
+        at += (size_t)snprintf(s + at, len - at, "%s%d", d ? "," : "", dims[d]);
 }

@@ -27,6 +27,7 @@
 #define ISO_VPT_MODEL_H
 
 #include "vpt/shape.h"
+#include <stddef.h>
 
 /* One process's sends: n submessages, to dest[i] (0..K-1) with bytes[i]
  * payload bytes.  Any order; the model is fastest when dest is ascending. */
@@ -77,5 +78,13 @@ int iso__vpt_model_csr(int K, int n, const int dims[], long long header, const l
                        const int dest[], const long long bytes[], iso_vpt_model *m);
 
 void iso__vpt_model_free(iso_vpt_model *m);
+
+/* The n worth modelling for K processes: up to the number of prime factors
+ * of K (log2 K for powers of two), beyond which balanced shapes only add
+ * dimensions of size 1; at most ISO_VPT_MAXDIMS, 1 for K = 1. */
+int iso__vpt_model_max_n(int K);
+
+/* dims as "a,b,c" into s (len bytes, truncated if short). */
+void iso__vpt_model_dims_string(int n, const int dims[], char *s, size_t len);
 
 #endif
