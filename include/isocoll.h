@@ -403,6 +403,28 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
                                       const char **combine, int *rounds, int *messages,
                                       long long *bytes);
 
+/* What a VPT exchange did (the vpt algorithm on a distributed graph
+ * communicator; see "Irregular collectives on distributed graph
+ * communicators" below): for request, made by a *_init call (blocking and
+ * nonblocking requests are freed when they complete):
+ *   *nstages        the stages (VPT dimensions); the first maxstages of
+ *   messages[d]     the messages this process sends at stage d (at most
+ *                   k_d - 1), and
+ *   bytes[d]        the bytes it sent at stage d in the last completed
+ *                   Iso_start (submessage data plus an 8-byte size header
+ *                   per submessage; -1 before one completed);
+ *   *forwarded      bytes of other processes' submessages it passed on
+ *                   (-1 before a completed start);
+ *   *buffer_bytes   the message buffers the request holds (the peak: they
+ *                   are allocated when the plan is made, one per message of
+ *                   the plan, and reused by every start).
+ * ISO_ERR_REQUEST if request is not a vpt request (direct ran: the
+ * algorithm named by Iso_request_schedule_info); ISO_ERR_ARG for NULL
+ * outputs. */
+ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
+                                 long long bytes[], long long *forwarded,
+                                 long long *buffer_bytes);
+
 /* ---------------------------------------------------------------------- */
 /* Sparse dynamic data exchange (src/sparse/; DESIGN.md explains the
  * algorithms).  Every process knows the messages it sends and their

@@ -9,7 +9,7 @@
  * adjacent), and the collectives that are not supported on graphs.
  *
  * PER-ALGORITHM: no (graph communicators have their own key)
- * NPROCS: 1 2 3 5 8 13 16
+ * NPROCS: 1 2 5 8 16
  */
 #include <stdio.h>
 #include <stdlib.h>

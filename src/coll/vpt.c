@@ -459,3 +459,28 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
     free(pl.msgsize);
     return err;
 }
+
+/* ---- what a VPT exchange did ---------------------------------------------------- */
+
+int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
+                         long long bytes[], long long *forwarded, long long *buffer_bytes)
+{
+    MPI_Comm comm = request ? request->comm : MPI_COMM_WORLD;
+    const char *alg, *mode;
+    int rounds, msgs, err;
+    long long b;
+    if (request == ISO_REQUEST_NULL)
+        return iso__raise(comm, iso__error_msg(ISO_ERR_REQUEST, "request is ISO_REQUEST_NULL"));
+    if (!nstages || !forwarded || !buffer_bytes || maxstages < 0 ||
+        (maxstages > 0 && (!messages || !bytes)))
+        return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
+    if ((err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b)) ==
+            MPI_SUCCESS &&
+        strcmp(alg, "vpt") != 0)
+        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the vpt algorithm (it runs %s)",
+                             alg);
+    if (err == MPI_SUCCESS)
+        err = iso__sched_request_rounds(request, maxstages, nstages, messages, bytes, forwarded,
+                                        buffer_bytes);
+    return iso__raise(comm, err);
+}
