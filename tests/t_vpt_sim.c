@@ -12,6 +12,9 @@
  * process.  The received data is checked against codes every process can
  * compute (so the counted run is a correct one), and a second start must
  * send exactly what the first did (no count exchange in Iso_start).
+ * Iso_request_vpt_info must report the model's messages and bytes stage by
+ * stage, its forwarded payload, and buffers that hold at least every byte
+ * the process sends and receives.
  *
  * PER-ALGORITHM: no (graph communicators have their own key)
  * NPROCS: 4 6 8
@@ -116,11 +119,34 @@ static void check_shape(const gpattern *g, MPI_Comm comm, int n, const int dims[
         }
     }
     if (m.msgs) {
-        long long msgs = 0, sent = 0;
-        for (int d = 0; d < n; d++)
+        long long msgs = 0, sent = 0, held = 0;
+        for (int d = 0; d < n; d++) {
             msgs += m.msgs[me * n + d], sent += m.bytes_sent[me * n + d];
+            held += m.bytes_sent[me * n + d] + m.bytes_recv[me * n + d];
+        }
         CHECK_EQ_INT(first_msgs, msgs, "%s: rank %d: messages sent, counted vs model", what, me);
         CHECK_EQ_INT(first_bytes, sent, "%s: rank %d: bytes sent, counted vs model", what, me);
+        if (rc == MPI_SUCCESS) { /* the library's own statistics, stage by stage */
+            int nstages = -1, smsgs[ISO_VPT_MAXDIMS];
+            long long sbytes[ISO_VPT_MAXDIMS], fwd = -1, buf = -1, fwd_payload = 0;
+            iso_vpt_model m0; /* payload only: forwarded counts no size entries */
+            rc = Iso_request_vpt_info(req, ISO_VPT_MAXDIMS, &nstages, smsgs, sbytes, &fwd, &buf);
+            CHECK_EQ_INT(rc, MPI_SUCCESS, "%s: Iso_request_vpt_info", what);
+            CHECK_EQ_INT(iso__vpt_model_csr(p, n, dims, 0, ptr, g->dst, bytes, &m0), MPI_SUCCESS,
+                         "%s: model without headers", what);
+            CHECK_EQ_INT(nstages, n, "%s: stages", what);
+            for (int d = 0; rc == MPI_SUCCESS && d < n && d < nstages; d++) {
+                CHECK_EQ_INT(smsgs[d], m.msgs[me * n + d], "%s: rank %d stage %d: messages", what,
+                             me, d);
+                CHECK_EQ_INT(sbytes[d], m.bytes_sent[me * n + d], "%s: rank %d stage %d: bytes",
+                             what, me, d);
+                fwd_payload += m0.msgs ? m0.bytes_fwd[me * n + d] : 0;
+            }
+            CHECK_EQ_INT(fwd, fwd_payload, "%s: rank %d: forwarded payload", what, me);
+            CHECK(buf >= held, "%s: rank %d: buffer %lld below the %lld bytes sent and received",
+                  what, me, buf, held);
+            iso__vpt_model_free(&m0);
+        }
         iso__vpt_model_free(&m);
     }
     if (req != ISO_REQUEST_NULL)
