@@ -36,8 +36,8 @@
  * on all ranks), one untimed iteration, a barrier and --iters iterations;
  * comm = exchange time per iteration, SpMV = whole iteration, each
  * maximised over the ranks; medians over the repetitions.  Buffer: bytes of
- * the send and receive buffers of the original messages (BL), and for vpt
- * the model's largest one-stage send plus receive volume; max over ranks.
+ * the send and receive buffers of the original messages (BL), for vpt plus
+ * the library's message buffers (Iso_request_vpt_info); max over ranks.
  * See bench/README.md. */
 #include <isocoll.h>
 #include <stdio.h>
@@ -267,6 +267,7 @@ typedef struct {
     double *tcomm, *tspmv;         /* per repetition */
     iso_vpt_model model;           /* rank 0: the prediction */
     int have_model;
+    long long lib_buf;             /* vpt: Iso_request_vpt_info's buffer bytes, else -1 */
     long long mmax;                /* over all ranks (after the timing) */
     double mavg, vavg, buf_kb;
 } variant;
@@ -427,7 +428,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
     int *part, *order = xmalloc(sizeof(int) * (size_t)nv), failed = 0;
     unsigned seed = 4711u;
     char base[256];
-    long long bl_buf, bl_buf_max, *mptr = NULL, *mbytes = NULL;
+    long long bl_buf, *mptr = NULL, *mbytes = NULL;
     int *mdest = NULL;
     char err[512];
 
@@ -467,7 +468,6 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                    nprocs);
     }
     bl_buf = (long long)(pb.nsend + pb.nghost) * (long long)sizeof(double);
-    MPI_Allreduce(&bl_buf, &bl_buf_max, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
 
     /* set up, check and count each variant */
     for (int k = 0; k < nv; k++) {
@@ -507,6 +507,15 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         v[k].pass = allbad == 0;
         if (!v[k].pass && (v[k].kind != V_MPI || strict))
             failed = 1;
+        v[k].lib_buf = -1; /* the library's buffers of a vpt request (its statistics) */
+        if (v[k].kind == V_VPT) {
+            int nst, msg[ISO_VPT_MAXDIMS];
+            long long b[ISO_VPT_MAXDIMS], fwd, buf;
+            /* errors return: raised on the graph communicator */
+            if (Iso_request_vpt_info(v[k].req, ISO_VPT_MAXDIMS, &nst, msg, b, &fwd, &buf) ==
+                MPI_SUCCESS)
+                v[k].lib_buf = buf;
+        }
         v[k].have_model = 0;
         if (rank == 0 && v[k].kind != V_MPI) {
             long long h = v[k].kind == V_VPT ? header : 0;
@@ -550,8 +559,11 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         v[k].mmax = most[0];
         v[k].mavg = (double)sum[0] / nprocs;
         v[k].vavg = (double)sum[1] / nprocs / (double)sizeof(double);
-        v[k].buf_kb =
-            (v[k].kind == V_VPT && v[k].have_model ? v[k].model.buffer_max : bl_buf_max) / 1024.0;
+        { /* BL: the original messages' buffers; vpt: those plus the library's */
+            long long buf = bl_buf + (v[k].lib_buf > 0 ? v[k].lib_buf : 0), most_buf;
+            MPI_Allreduce(&buf, &most_buf, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+            v[k].buf_kb = (double)most_buf / 1024.0;
+        }
     }
     if (rank == 0) {
         printf("| variant | dims | mmax | mavg | vavg (words) | comm us | SpMV us | buffer KB | "
