@@ -209,6 +209,10 @@ static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, probl
     MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (allbad)
         die_msg("Iso_alltoallv_crs gave a wrong x-vector pattern");
+    if (src == NULL) { /* nobody asked: non-NULL arrays all the same for the graph calls */
+        free(rcnt), free(rdsp);
+        src = xmalloc(sizeof(int)), rcnt = xmalloc(sizeof(int)), rdsp = xmalloc(sizeof(int));
+    }
     /* in: from the owners (indegree); out: to those who asked (outdegree) */
     pb->indeg = ndest, pb->srcs = dest, pb->rcounts = cnt, pb->rdispls = dsp;
     pb->outdeg = recv_nnz, pb->dests = src, pb->scounts = rcnt, pb->sdispls = rdsp;
