@@ -38,7 +38,7 @@ SOVERSION := 0
 LIBNAME   := isocoll-$(MPI)
 SONAME    := lib$(LIBNAME).so.$(SOVERSION)
 DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc pkg-config \
-             gnuplot-nox python3
+             gnuplot-nox python3 libmetis-dev
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
@@ -80,7 +80,15 @@ $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/l
 
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
+	$(MPICC) $(ALLCFLAGS) $(BENCH_CFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a $(BENCH_LIBS) -lm
+
+# bench/*.h are shared by several programs (bench/matrix.h: the Matrix Market
+# reader).  METIS (libmetis-dev, in DEPS_PKGS) gives bench/spmv and
+# bench/vptsim their graph partitioning when its header is there; without it
+# they build all the same and say so when asked to partition with METIS.
+METIS_FOUND := $(wildcard /usr/include/metis.h)
+$(BUILD)/bench/spmv $(BUILD)/bench/vptsim: BENCH_CFLAGS = $(if $(METIS_FOUND),-DISO_HAVE_METIS)
+$(BUILD)/bench/spmv $(BUILD)/bench/vptsim: BENCH_LIBS = $(if $(METIS_FOUND),-lmetis)
 
 $(BUILD)/stencil/isostencil: stencil/isostencil.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "matrix.h"
 
 #define MAXV 8
 
@@ -103,12 +104,7 @@ int MPI_Put(const void *buf, int n, MPI_Datatype type, int target, MPI_Aint disp
 }
 
 /* ---- the matrix and the pattern ------------------------------------------- */
-typedef struct {
-    int n;       /* max(rows, cols) */
-    long nnz;    /* entries after symmetric expansion */
-    int *rowptr; /* CSR pattern, n + 1 */
-    int *col;
-} matrix_t;
+typedef mm_matrix matrix_t; /* bench/matrix.h; only the pattern is used here */
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -116,70 +112,14 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static FILE *open_matrix(const char *path, int *piped)
-{
-    size_t len = strlen(path);
-    *piped = len > 3 && !strcmp(path + len - 3, ".gz");
-    if (*piped) {
-        char cmd[4200];
-        if (strchr(path, '\'') || len > 4000)
-            return NULL;
-        snprintf(cmd, sizeof cmd, "gzip -dc '%s'", path);
-        return popen(cmd, "r");
-    }
-    return fopen(path, "r");
-}
-
-/* Reads the pattern of a coordinate Matrix Market file; dies on errors. */
+/* Reads the matrix (bench/matrix.h); dies on errors. */
 static void read_matrix(const char *path, matrix_t *m)
 {
-    char line[1024], sym[32] = "", field[32] = "";
-    int piped, rows, cols, symmetric, *fill;
-    long nz, k = 0, *ri, *ci;
-    FILE *f = open_matrix(path, &piped);
-    if (f == NULL || !fgets(line, sizeof line, f) ||
-        sscanf(line, "%%%%MatrixMarket matrix coordinate %31s %31s", field, sym) != 2) {
-        fprintf(stderr, "sdde: %s: not a coordinate Matrix Market file\n", path);
+    char err[512];
+    if (mm_read(path, m, err, sizeof err)) {
+        fprintf(stderr, "sdde: %s\n", err);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    symmetric = strcmp(sym, "general") != 0;
-    do
-        if (!fgets(line, sizeof line, f))
-            line[0] = '\0';
-    while (line[0] == '%');
-    if (sscanf(line, "%d %d %ld", &rows, &cols, &nz) != 3) {
-        fprintf(stderr, "sdde: %s: no size line\n", path);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    m->n = rows > cols ? rows : cols;
-    ri = xmalloc(sizeof(long) * 2 * (size_t)nz);
-    ci = xmalloc(sizeof(long) * 2 * (size_t)nz);
-    for (long e = 0; e < nz; e++) {
-        long i, j;
-        if (!fgets(line, sizeof line, f) || sscanf(line, "%ld %ld", &i, &j) != 2 || i < 1 ||
-            j < 1 || i > rows || j > cols) {
-            fprintf(stderr, "sdde: %s: bad entry %ld\n", path, e + 1);
-            MPI_Abort(MPI_COMM_WORLD, 2);
-        }
-        ri[k] = i - 1, ci[k++] = j - 1;
-        if (symmetric && i != j)
-            ri[k] = j - 1, ci[k++] = i - 1;
-    }
-    if (piped)
-        pclose(f);
-    else
-        fclose(f);
-    m->nnz = k;
-    m->rowptr = calloc((size_t)m->n + 1, sizeof(int));
-    m->col = xmalloc(sizeof(int) * (size_t)k);
-    fill = calloc((size_t)m->n + 1, sizeof(int));
-    for (long e = 0; e < k; e++)
-        m->rowptr[ri[e] + 1]++;
-    for (int r = 0; r < m->n; r++)
-        m->rowptr[r + 1] += m->rowptr[r];
-    for (long e = 0; e < k; e++)
-        m->col[m->rowptr[ri[e]] + fill[ri[e]]++] = (int)ci[e];
-    free(ri), free(ci), free(fill);
 }
 
 static int first_row(int n, int q)
@@ -559,7 +499,7 @@ int main(int argc, char **argv)
                 bench(&m, base, 1, v, nv, reps, iters, comm);
             if (strchr(forms, 'c'))
                 bench(&m, base, 0, v, nv, reps, iters, comm);
-            free(m.rowptr), free(m.col);
+            mm_free(&m);
         }
         free(list);
     }

@@ -1,0 +1,699 @@
+/* spmv: row-parallel y = Ax with the x-vector exchange done by
+ * MPI_Neighbor_alltoallv, Iso_neighbor_alltoallv_init with direct (the
+ * paper's BL) and with vpt for n = 2 .. (store-and-forward over a virtual
+ * process topology, Selvitopi & Aykanat SC'19), interleaved in one run;
+ * prints the columns of the paper's table 2.
+ *
+ *   mpiexec -n K spmv [--matrix PATH[,PATH..]] [--partition rows|metis]
+ *       [--reps N] [--iters I] [--variants mpi,direct,vpt] [--n LIST]
+ *       [--dims a,b,..] [--header H] [--strict]
+ *
+ * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
+ * or .gz) and partitions the rows (contiguous, balanced by nonzeros; or
+ * METIS), every rank gets both by broadcast; x is partitioned like the
+ * rows.  Each process lists the x entries its rows need from the others
+ * and tells their owners with Iso_alltoallv_crs (the pattern as an SDDE;
+ * checked against what the matrix says), then the distributed graph
+ * (MPI_Dist_graph_create_adjacent: sources = the owners it needs from,
+ * destinations = the processes that asked it; indegree may differ from
+ * outdegree).  One iteration = pack the requested x entries, exchange,
+ * local product.
+ *
+ * Check: y against the serial product of the same rows with the same x,
+ * bit for bit (same operands, same order), with two different x vectors
+ * (a persistent request must read the buffers at each start).  A library
+ * variant that fails makes the exit status 1; MPI_Neighbor_alltoallv's FAIL
+ * (MPICH 4.0.2 with indegree != outdegree) is reported and timed anyway,
+ * fatal only with --strict.
+ *
+ * Figures per variant: mmax, mavg (messages sent per process: the largest
+ * and the mean), vavg (words of 8 bytes sent per process, submessage
+ * headers included): for the library's variants counted from its MPI_Isend
+ * calls during one exchange (MPI profiling interface: the library is linked
+ * statically), for MPI's own from the graph.  Beside them the model's
+ * prediction (src/vpt/model.h, --header bytes per submessage).  Times:
+ * every repetition runs, for each variant in a new random order (the same
+ * on all ranks), one untimed iteration, a barrier and --iters iterations;
+ * comm = exchange time per iteration, SpMV = whole iteration, each
+ * maximised over the ranks; medians over the repetitions.  Buffer: bytes of
+ * the send and receive buffers of the original messages (BL), for vpt plus
+ * the library's message buffers (Iso_request_vpt_info); max over ranks.
+ * See bench/README.md. */
+#include <isocoll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "matrix.h"
+#include "vpt/model.h"
+
+#define MAXV 20
+
+static int rank, nprocs;
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "spmv: out of memory (%zu bytes)\n", n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return p;
+}
+
+/* ---- counting the library's messages (MPI profiling interface) ----------- */
+static int counting;
+static long long count_msgs, count_bytes;
+
+static void count(int n, MPI_Datatype type, int dest)
+{
+    int size = 0;
+    if (!counting || dest == MPI_PROC_NULL)
+        return;
+    PMPI_Type_size(type, &size);
+    count_msgs++;
+    count_bytes += (long long)n * size;
+}
+
+int MPI_Isend(const void *buf, int n, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    count(n, type, dest);
+    return PMPI_Isend(buf, n, type, dest, tag, comm, request);
+}
+
+int MPI_Issend(const void *buf, int n, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    count(n, type, dest);
+    return PMPI_Issend(buf, n, type, dest, tag, comm, request);
+}
+
+int MPI_Send(const void *buf, int n, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+    count(n, type, dest);
+    return PMPI_Send(buf, n, type, dest, tag, comm);
+}
+
+/* ---- the distributed problem ---------------------------------------------- */
+typedef struct {
+    int nown, nghost;          /* x entries owned, received */
+    int nrows, *rows;          /* my rows (global), ascending */
+    int *rowptr, *colmap;      /* local CSR; colmap indexes xv = [own | ghost] */
+    double *val, *xv, *y;
+    int outdeg, *dests, *scounts, *sdispls, *sendloc; /* sendloc: xv index per sent entry */
+    int indeg, *srcs, *rcounts, *rdispls;
+    int nsend;
+    double *sendbuf;
+    MPI_Comm graph;
+} problem;
+
+/* x_j of check vector `which` (exact in binary). */
+static double xval(int j, int which)
+{
+    return 1.0 + (double)((j * (which ? 5 : 3) + which) % 23) / 32.0;
+}
+
+static void die_msg(const char *msg)
+{
+    fprintf(stderr, "spmv: rank %d: %s\n", rank, msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+/* Rank 0 reads, everyone gets the CSR matrix. */
+static void read_and_share(const char *path, mm_matrix *m)
+{
+    long hdr[4] = {0};
+    char err[512];
+    if (rank == 0) {
+        if (mm_read(path, m, err, sizeof err)) {
+            fprintf(stderr, "spmv: %s\n", err);
+            hdr[0] = -1;
+        } else {
+            hdr[0] = m->n, hdr[1] = m->rows, hdr[2] = m->cols, hdr[3] = m->nnz;
+        }
+    }
+    MPI_Bcast(hdr, 4, MPI_LONG, 0, MPI_COMM_WORLD);
+    if (hdr[0] < 0)
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    if (hdr[3] > 0x7fffffffL)
+        die_msg("more than 2^31 nonzeros");
+    if (rank != 0) {
+        m->n = (int)hdr[0], m->rows = (int)hdr[1], m->cols = (int)hdr[2], m->nnz = hdr[3];
+        m->rowptr = xmalloc(sizeof(int) * ((size_t)m->n + 1));
+        m->col = xmalloc(sizeof(int) * (size_t)(m->nnz + 1));
+        m->val = xmalloc(sizeof(double) * (size_t)(m->nnz + 1));
+    }
+    MPI_Bcast(m->rowptr, m->n + 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(m->col, (int)m->nnz, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(m->val, (int)m->nnz, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+}
+
+/* The received SDDE pattern against nd: process q asked me for exactly the
+ * columns of nd[q] that I own, in that order.  Returns the errors here. */
+static int check_sdde(const mm_needs *nd, const int *part, int nsrc, const int *src,
+                      const int *cnt, const int *displs, const int *vals)
+{
+    int k = 0, bad = 0;
+    for (int q = 0; q < nprocs; q++) {
+        int c = 0;
+        long long first = -1;
+        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++)
+            if (part[nd->col[i]] == rank) {
+                if (first < 0)
+                    first = i;
+                c++;
+            }
+        if (c == 0)
+            continue;
+        if (k >= nsrc || src[k] != q || cnt[k] != c ||
+            memcmp(vals + displs[k], nd->col + first, sizeof(int) * (size_t)c))
+            bad++;
+        k++;
+    }
+    return bad + (k != nsrc);
+}
+
+static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, problem *pb)
+{
+    int *loc = xmalloc(sizeof(int) * ((size_t)m->n + 1)), nd_me, ndest = 0, *dest, *cnt, *dsp;
+    int recv_nnz, *src = NULL, *rcnt = NULL, *rdsp = NULL, *rvals = NULL, bad, allbad, *ones;
+    long long lo = nd->ptr[rank];
+    memset(pb, 0, sizeof *pb);
+    for (int r = 0; r < m->n; r++)
+        pb->nown += part[r] == rank;
+    pb->nrows = pb->nown;
+    pb->rows = xmalloc(sizeof(int) * ((size_t)pb->nrows + 1));
+    for (int r = 0, i = 0; r < m->n; r++)
+        if (part[r] == rank)
+            loc[r] = i, pb->rows[i++] = r;
+    nd_me = (int)(nd->ptr[rank + 1] - lo);
+    pb->nghost = nd_me;
+    for (int i = 0; i < nd_me; i++)
+        loc[nd->col[lo + i]] = pb->nown + i; /* ghosts after the own entries */
+    /* what I need, by owner: the SDDE's messages */
+    dest = xmalloc(sizeof(int) * ((size_t)nd_me + 1));
+    cnt = xmalloc(sizeof(int) * ((size_t)nd_me + 1));
+    dsp = xmalloc(sizeof(int) * ((size_t)nd_me + 1));
+    for (int i = 0; i < nd_me; i++) {
+        int o = part[nd->col[lo + i]];
+        if (ndest == 0 || dest[ndest - 1] != o)
+            dest[ndest] = o, cnt[ndest] = 0, dsp[ndest] = i, ndest++;
+        cnt[ndest - 1]++;
+    }
+    TRY(Iso_alltoallv_crs(ndest, dest, cnt, dsp, MPI_INT, nd->col + lo, &recv_nnz, &src, &rcnt,
+                          &rdsp, MPI_INT, (void **)&rvals, MPI_INFO_NULL, MPI_COMM_WORLD));
+    bad = check_sdde(nd, part, recv_nnz, src, rcnt, rdsp, rvals);
+    MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (allbad)
+        die_msg("Iso_alltoallv_crs gave a wrong x-vector pattern");
+    if (src == NULL) { /* nobody asked: non-NULL arrays all the same for the graph calls */
+        free(rcnt), free(rdsp);
+        src = xmalloc(sizeof(int)), rcnt = xmalloc(sizeof(int)), rdsp = xmalloc(sizeof(int));
+    }
+    /* in: from the owners (indegree); out: to those who asked (outdegree) */
+    pb->indeg = ndest, pb->srcs = dest, pb->rcounts = cnt, pb->rdispls = dsp;
+    pb->outdeg = recv_nnz, pb->dests = src, pb->scounts = rcnt, pb->sdispls = rdsp;
+    pb->nsend = recv_nnz ? rdsp[recv_nnz - 1] + rcnt[recv_nnz - 1] : 0;
+    pb->sendloc = xmalloc(sizeof(int) * ((size_t)pb->nsend + 1));
+    for (int i = 0; i < pb->nsend; i++) {
+        if (part[rvals[i]] != rank)
+            die_msg("asked for an x entry I do not own");
+        pb->sendloc[i] = loc[rvals[i]];
+    }
+    free(rvals);
+    pb->sendbuf = xmalloc(sizeof(double) * ((size_t)pb->nsend + 1));
+    pb->xv = xmalloc(sizeof(double) * ((size_t)pb->nown + pb->nghost + 1));
+    pb->y = xmalloc(sizeof(double) * ((size_t)pb->nrows + 1));
+    /* local CSR with columns into xv */
+    pb->rowptr = xmalloc(sizeof(int) * ((size_t)pb->nrows + 1));
+    pb->rowptr[0] = 0;
+    for (int i = 0; i < pb->nrows; i++)
+        pb->rowptr[i + 1] = pb->rowptr[i] + m->rowptr[pb->rows[i] + 1] - m->rowptr[pb->rows[i]];
+    pb->colmap = xmalloc(sizeof(int) * ((size_t)pb->rowptr[pb->nrows] + 1));
+    pb->val = xmalloc(sizeof(double) * ((size_t)pb->rowptr[pb->nrows] + 1));
+    for (int i = 0; i < pb->nrows; i++)
+        for (int e = m->rowptr[pb->rows[i]], k = pb->rowptr[i]; e < m->rowptr[pb->rows[i] + 1];
+             e++, k++)
+            pb->colmap[k] = loc[m->col[e]], pb->val[k] = m->val[e];
+    /* unit weights rather than MPI_UNWEIGHTED, which gcc takes for an empty
+     * array with Open MPI's mpi.h */
+    ones = xmalloc(sizeof(int) * ((size_t)(pb->indeg > pb->outdeg ? pb->indeg : pb->outdeg) + 1));
+    for (int i = 0; i < pb->indeg || i < pb->outdeg; i++)
+        ones[i] = 1;
+    TRY(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, pb->indeg, pb->srcs, ones, pb->outdeg,
+                                       pb->dests, ones, MPI_INFO_NULL, 0, &pb->graph));
+    MPI_Comm_set_errhandler(pb->graph, MPI_ERRORS_RETURN);
+    free(loc), free(ones);
+}
+
+static void problem_free(problem *pb)
+{
+    free(pb->rows), free(pb->rowptr), free(pb->colmap), free(pb->val), free(pb->xv), free(pb->y);
+    free(pb->dests), free(pb->scounts), free(pb->sdispls), free(pb->sendloc), free(pb->sendbuf);
+    free(pb->srcs), free(pb->rcounts), free(pb->rdispls);
+    MPI_Comm_free(&pb->graph);
+}
+
+/* ---- variants ----------------------------------------------------------------- */
+enum { V_MPI, V_DIRECT, V_VPT };
+
+typedef struct {
+    int kind, n, dims[ISO_VPT_MAXDIMS]; /* n, dims: vpt (direct: 1) */
+    char label[64], dimstr[64];
+    MPI_Info info;
+    Iso_request req;
+    int ok;                        /* set up (library variants: init succeeded) */
+    int pass;                      /* y = Ax held on every rank */
+    long long msgs, bytes;         /* one exchange, this rank */
+    double *tcomm, *tspmv;         /* per repetition */
+    iso_vpt_model model;           /* rank 0: the prediction */
+    int have_model;
+    long long lib_buf;             /* vpt: Iso_request_vpt_info's buffer bytes, else -1 */
+    long long mmax;                /* over all ranks (after the timing) */
+    double mavg, vavg, buf_kb;
+} variant;
+
+static int exchange(problem *pb, variant *v)
+{
+    int rc;
+    if (v->kind == V_MPI)
+        return MPI_Neighbor_alltoallv(pb->sendbuf, pb->scounts, pb->sdispls, MPI_DOUBLE,
+                                      pb->xv + pb->nown, pb->rcounts, pb->rdispls, MPI_DOUBLE,
+                                      pb->graph);
+    rc = Iso_start(&v->req);
+    return rc == MPI_SUCCESS ? Iso_wait(&v->req) : rc;
+}
+
+/* One iteration: pack, exchange, multiply; *tc gets the exchange time. */
+static int iteration(problem *pb, variant *v, double *tc)
+{
+    double t0;
+    int rc;
+    for (int i = 0; i < pb->nsend; i++)
+        pb->sendbuf[i] = pb->xv[pb->sendloc[i]];
+    t0 = MPI_Wtime();
+    rc = exchange(pb, v);
+    *tc += MPI_Wtime() - t0;
+    for (int i = 0; i < pb->nrows; i++) {
+        double sum = 0;
+        for (int k = pb->rowptr[i]; k < pb->rowptr[i + 1]; k++)
+            sum += pb->val[k] * pb->xv[pb->colmap[k]];
+        pb->y[i] = sum;
+    }
+    return rc;
+}
+
+/* y = Ax with check vector `which`, against the serial product of my rows;
+ * the ghost part is poisoned first.  Returns the wrong entries here. */
+static int check(const mm_matrix *m, problem *pb, variant *v, int which)
+{
+    double tc = 0;
+    int bad = 0;
+    for (int i = 0; i < pb->nown; i++)
+        pb->xv[i] = xval(pb->rows[i], which);
+    for (int i = 0; i < pb->nghost; i++)
+        pb->xv[pb->nown + i] = -1e300;
+    if (iteration(pb, v, &tc) != MPI_SUCCESS)
+        return pb->nrows + 1;
+    for (int i = 0; i < pb->nrows; i++) {
+        double sum = 0;
+        int r = pb->rows[i];
+        for (int e = m->rowptr[r]; e < m->rowptr[r + 1]; e++)
+            sum += m->val[e] * xval(m->col[e], which);
+        if (sum != pb->y[i]) {
+            if (bad++ == 0)
+                fprintf(stderr, "FAIL rank %d: %s: y[%d] = %.17g, expected %.17g\n", rank,
+                        v->label, r, pb->y[i], sum);
+        }
+    }
+    return bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *t, int n)
+{
+    double *c = xmalloc(sizeof(double) * (size_t)n), v;
+    memcpy(c, t, sizeof(double) * (size_t)n);
+    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    v = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+    free(c);
+    return v;
+}
+
+static unsigned next_random(unsigned *state)
+{
+    *state = *state * 1103515245u + 12345u;
+    return (*state >> 16) & 0x7fff;
+}
+
+/* The variants asked for: mpi, direct, and vpt for each n of nlist (or the
+ * explicit dims). */
+static int make_variants(const char *list, const char *nlist, const char *dims_opt, variant *v)
+{
+    int nv = 0;
+    char *l = strdup(list), *save = NULL;
+    for (char *t = strtok_r(l, ",", &save); t && nv < MAXV; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "mpi")) {
+            v[nv] = (variant){.kind = V_MPI, .n = 1, .dims = {nprocs}};
+            snprintf(v[nv].label, sizeof v[nv].label, "MPI_Neighbor_alltoallv");
+            nv++;
+        } else if (!strcmp(t, "direct")) {
+            v[nv] = (variant){.kind = V_DIRECT, .n = 1, .dims = {nprocs}};
+            snprintf(v[nv].label, sizeof v[nv].label, "direct");
+            nv++;
+        } else if (!strcmp(t, "vpt")) {
+            int ns[ISO_VPT_MAXDIMS + 1], nn = 0;
+            if (dims_opt) {
+                v[nv] = (variant){.kind = V_VPT};
+                if (iso__vpt_dims_parse(dims_opt, nprocs, &v[nv].n, v[nv].dims) != MPI_SUCCESS)
+                    die_msg("--dims: sizes >= 1 whose product is the number of processes");
+                snprintf(v[nv].label, sizeof v[nv].label, "vpt %s", dims_opt);
+                nv++;
+                continue;
+            }
+            if (nlist) {
+                char *nl = strdup(nlist), *s2 = NULL;
+                for (char *x = strtok_r(nl, ",", &s2); x && nn < ISO_VPT_MAXDIMS;
+                     x = strtok_r(NULL, ",", &s2))
+                    ns[nn++] = atoi(x);
+                free(nl);
+            } else {
+                for (int n = 2; n <= iso__vpt_model_max_n(nprocs); n++)
+                    ns[nn++] = n;
+            }
+            for (int i = 0; i < nn && nv < MAXV; i++) {
+                v[nv] = (variant){.kind = V_VPT, .n = ns[i]};
+                if (ns[i] < 1 || iso__vpt_dims_balanced(nprocs, ns[i], v[nv].dims) != MPI_SUCCESS)
+                    die_msg("--n: numbers of dimensions 1..16");
+                snprintf(v[nv].label, sizeof v[nv].label, "vpt n=%d", ns[i]);
+                nv++;
+            }
+        } else {
+            die_msg("--variants: mpi, direct, vpt");
+        }
+    }
+    free(l);
+    for (int k = 0; k < nv; k++) {
+        char val[16];
+        iso__vpt_model_dims_string(v[k].n, v[k].dims, v[k].dimstr, sizeof v[k].dimstr);
+        v[k].info = MPI_INFO_NULL;
+        v[k].req = ISO_REQUEST_NULL;
+        if (v[k].kind == V_MPI)
+            continue;
+        MPI_Info_create(&v[k].info);
+        MPI_Info_set(v[k].info, "iso_sparse_algorithm", v[k].kind == V_VPT ? "vpt" : "direct");
+        if (v[k].kind == V_VPT) {
+            if (dims_opt) {
+                MPI_Info_set(v[k].info, "iso_vpt_dims", v[k].dimstr);
+            } else {
+                snprintf(val, sizeof val, "%d", v[k].n);
+                MPI_Info_set(v[k].info, "iso_vpt_n", val);
+            }
+        }
+    }
+    return nv;
+}
+
+/* ---- one matrix ------------------------------------------------------------------ */
+static int bench(const char *path, int metis, variant *v, int nv, int reps, int iters,
+                 long long header, int strict)
+{
+    mm_matrix m;
+    mm_needs nd;
+    problem pb;
+    int *part, *order = xmalloc(sizeof(int) * (size_t)nv), failed = 0;
+    unsigned seed = 4711u;
+    char base[256];
+    long long bl_buf, *mptr = NULL, *mbytes = NULL;
+    int *mdest = NULL;
+    char err[512];
+
+    memset(&m, 0, sizeof m);
+    snprintf(base, sizeof base, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+    if (strstr(base, ".mtx"))
+        *strstr(base, ".mtx") = '\0';
+    read_and_share(path, &m);
+    part = xmalloc(sizeof(int) * ((size_t)m.n + 1));
+    if (rank == 0) {
+        if (metis) {
+            if (part_metis(&m, nprocs, part, err, sizeof err)) {
+                fprintf(stderr, "spmv: %s\n", err);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        } else {
+            part_rows_nnz(&m, nprocs, part);
+        }
+    }
+    MPI_Bcast(part, m.n, MPI_INT, 0, MPI_COMM_WORLD);
+    if (mm_needs_compute(&m, part, nprocs, &nd))
+        die_msg("out of memory");
+    setup(&m, part, &nd, &pb);
+    if (rank == 0) {
+        if (mm_sends_by_source(&nd, part, nprocs, sizeof(double), &mptr, &mdest, &mbytes))
+            die_msg("out of memory");
+        printf("\n## %s: %d x %d, %ld nonzeros, %d ranks, partition %s; %lld x entries move "
+               "in %lld messages\n",
+               base, m.rows, m.cols, m.nnz, nprocs, metis ? "metis" : "rows (by nonzeros)",
+               nd.ptr[nprocs], mptr[nprocs]);
+    }
+    { /* MPICH 4.0.2 has delivered wrong data with indegree != outdegree: say how common */
+        int differ = pb.indeg != pb.outdeg, ndiffer = 0;
+        MPI_Reduce(&differ, &ndiffer, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (rank == 0)
+            printf("ranks with indegree != outdegree in the graph: %d of %d\n\n", ndiffer,
+                   nprocs);
+    }
+    bl_buf = (long long)(pb.nsend + pb.nghost) * (long long)sizeof(double);
+
+    /* set up, check and count each variant */
+    for (int k = 0; k < nv; k++) {
+        int rc = MPI_SUCCESS, worst, bad, allbad;
+        v[k].ok = 0, v[k].pass = 0;
+        v[k].tcomm = xmalloc(sizeof(double) * (size_t)reps);
+        v[k].tspmv = xmalloc(sizeof(double) * (size_t)reps);
+        if (v[k].kind != V_MPI)
+            rc = Iso_neighbor_alltoallv_init(pb.sendbuf, pb.scounts, pb.sdispls, MPI_DOUBLE,
+                                             pb.xv + pb.nown, pb.rcounts, pb.rdispls,
+                                             MPI_DOUBLE, pb.graph, v[k].info, &v[k].req);
+        MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (worst != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING] = "";
+            int len = 0;
+            MPI_Error_string(rc != MPI_SUCCESS ? rc : worst, msg, &len);
+            if (rank == 0)
+                printf("variant=%s n=%d dims=%s SKIP (Iso_neighbor_alltoallv_init on a graph "
+                       "communicator: %s)\n",
+                       v[k].kind == V_DIRECT ? "direct" : "vpt", v[k].n, v[k].dimstr, msg);
+            if (v[k].req != ISO_REQUEST_NULL)
+                Iso_request_free(&v[k].req);
+            continue;
+        }
+        v[k].ok = 1;
+        counting = 1;
+        count_msgs = count_bytes = 0;
+        bad = check(&m, &pb, &v[k], 0);
+        counting = 0;
+        v[k].msgs = count_msgs, v[k].bytes = count_bytes;
+        if (v[k].kind == V_MPI) { /* MPI's own sends are not seen: from the graph */
+            v[k].msgs = pb.outdeg;
+            v[k].bytes = (long long)pb.nsend * (long long)sizeof(double);
+        }
+        bad += check(&m, &pb, &v[k], 1);
+        MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        v[k].pass = allbad == 0;
+        if (!v[k].pass && (v[k].kind != V_MPI || strict))
+            failed = 1;
+        v[k].lib_buf = -1; /* the library's buffers of a vpt request (its statistics) */
+        if (v[k].kind == V_VPT) {
+            int nst, msg[ISO_VPT_MAXDIMS];
+            long long b[ISO_VPT_MAXDIMS], fwd, buf;
+            /* errors return: raised on the graph communicator */
+            if (Iso_request_vpt_info(v[k].req, ISO_VPT_MAXDIMS, &nst, msg, b, &fwd, &buf) ==
+                MPI_SUCCESS)
+                v[k].lib_buf = buf;
+        }
+        v[k].have_model = 0;
+        if (rank == 0 && v[k].kind != V_MPI) {
+            long long h = v[k].kind == V_VPT ? header : 0;
+            v[k].have_model = iso__vpt_model_csr(nprocs, v[k].n, v[k].dims, h, mptr, mdest,
+                                                 mbytes, &v[k].model) == MPI_SUCCESS;
+        }
+    }
+
+    /* timing: variants interleaved, a new random order every repetition */
+    for (int rep = 0; rep < reps; rep++) {
+        for (int k = 0; k < nv; k++)
+            order[k] = k;
+        for (int k = nv - 1; k > 0; k--) {
+            int j = (int)(next_random(&seed) % (unsigned)(k + 1)), t = order[k];
+            order[k] = order[j], order[j] = t;
+        }
+        for (int o = 0; o < nv; o++) {
+            variant *x = &v[order[o]];
+            double tc = 0, t0, t[2], tmax[2];
+            if (!x->ok)
+                continue;
+            TRY(iteration(&pb, x, &tc));
+            MPI_Barrier(MPI_COMM_WORLD);
+            tc = 0;
+            t0 = MPI_Wtime();
+            for (int it = 0; it < iters; it++)
+                TRY(iteration(&pb, x, &tc));
+            t[0] = tc / iters, t[1] = (MPI_Wtime() - t0) / iters;
+            MPI_Allreduce(t, tmax, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            x->tcomm[rep] = tmax[0], x->tspmv[rep] = tmax[1];
+        }
+    }
+
+    /* report: the table, then one line per variant for scripts */
+    for (int k = 0; k < nv; k++) {
+        long long mine[2] = {v[k].msgs, v[k].bytes}, most[2], sum[2];
+        if (!v[k].ok)
+            continue;
+        MPI_Allreduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(mine, sum, 2, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        v[k].mmax = most[0];
+        v[k].mavg = (double)sum[0] / nprocs;
+        v[k].vavg = (double)sum[1] / nprocs / (double)sizeof(double);
+        { /* BL: the original messages' buffers; vpt: those plus the library's */
+            long long buf = bl_buf + (v[k].lib_buf > 0 ? v[k].lib_buf : 0), most_buf;
+            MPI_Allreduce(&buf, &most_buf, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+            v[k].buf_kb = (double)most_buf / 1024.0;
+        }
+    }
+    if (rank == 0) {
+        printf("| variant | dims | mmax | mavg | vavg (words) | comm us | SpMV us | buffer KB | "
+               "y = Ax | model mmax | model mavg | model vavg |\n"
+               "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n");
+        for (int k = 0; k < nv; k++) {
+            if (!v[k].ok)
+                continue;
+            printf("| %s | %s | %lld | %.2f | %.1f | %.1f | %.1f | %.1f | %s |", v[k].label,
+                   v[k].dimstr, v[k].mmax, v[k].mavg, v[k].vavg, median(v[k].tcomm, reps) * 1e6,
+                   median(v[k].tspmv, reps) * 1e6, v[k].buf_kb, v[k].pass ? "PASS" : "FAIL");
+            if (v[k].have_model)
+                printf(" %d | %.2f | %.1f |\n", v[k].model.mmax, v[k].model.mavg,
+                       v[k].model.vavg / (double)sizeof(double));
+            else
+                printf(" | | |\n");
+        }
+        printf("\n");
+        for (int k = 0; k < nv; k++) {
+            char nfield[96] = "";
+            if (!v[k].ok)
+                continue;
+            if (v[k].kind != V_MPI) /* "n=" only for the library's direct (1) and vpt */
+                snprintf(nfield, sizeof nfield, " n=%d dims=%s", v[k].n, v[k].dimstr);
+            printf("matrix=%s variant=%s%s mmax=%lld mavg=%.2f vavg=%.1f comm_us=%.1f "
+                   "spmv_us=%.1f buffer_kb=%.1f %s\n",
+                   base, v[k].kind == V_MPI ? "mpi" : v[k].kind == V_DIRECT ? "direct" : "vpt",
+                   nfield, v[k].mmax, v[k].mavg, v[k].vavg, median(v[k].tcomm, reps) * 1e6,
+                   median(v[k].tspmv, reps) * 1e6, v[k].buf_kb, v[k].pass ? "PASS" : "FAIL");
+        }
+    }
+    for (int k = 0; k < nv; k++) {
+        if (v[k].req != ISO_REQUEST_NULL)
+            Iso_request_free(&v[k].req);
+        if (v[k].have_model)
+            iso__vpt_model_free(&v[k].model);
+        free(v[k].tcomm), free(v[k].tspmv);
+    }
+    problem_free(&pb);
+    mm_needs_free(&nd);
+    mm_free(&m);
+    free(part), free(order), free(mptr), free(mdest), free(mbytes);
+    return failed;
+}
+
+static void usage(void)
+{
+    if (rank == 0)
+        fprintf(stderr,
+                "usage: spmv [--matrix PATH[,PATH..]] [--partition rows|metis] [--reps N] "
+                "[--iters I]\n            [--variants mpi,direct,vpt] [--n LIST] [--dims a,b,..] "
+                "[--header H] [--strict]\nMETIS: %s\n",
+#ifdef ISO_HAVE_METIS
+                "built in"
+#else
+                "not built in (libmetis-dev missing when built)"
+#endif
+        );
+    MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+int main(int argc, char **argv)
+{
+    const char *matrices = "/work/shared/matrices/west0479.mtx.gz", *nlist = NULL;
+    const char *dims_opt = NULL, *variants = "mpi,direct,vpt";
+    int reps = 21, iters = 10, metis = 0, strict = 0, nv, failed = 0;
+    long long header = 8; /* pack mode: one int64 size per submessage (DESIGN.md) */
+    variant v[MAXV];
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
+    for (int a = 1; a < argc; a++) {
+        const char *val = a + 1 < argc ? argv[a + 1] : NULL;
+        if (!strcmp(argv[a], "--strict")) {
+            strict = 1;
+            continue;
+        }
+        if (val == NULL)
+            usage();
+        if (!strcmp(argv[a], "--matrix"))
+            matrices = val;
+        else if (!strcmp(argv[a], "--partition") && !strcmp(val, "rows"))
+            metis = 0;
+        else if (!strcmp(argv[a], "--partition") && !strcmp(val, "metis"))
+            metis = 1;
+        else if (!strcmp(argv[a], "--reps"))
+            reps = atoi(val);
+        else if (!strcmp(argv[a], "--iters"))
+            iters = atoi(val);
+        else if (!strcmp(argv[a], "--variants"))
+            variants = val;
+        else if (!strcmp(argv[a], "--n"))
+            nlist = val;
+        else if (!strcmp(argv[a], "--dims"))
+            dims_opt = val;
+        else if (!strcmp(argv[a], "--header"))
+            header = atoll(val);
+        else
+            usage();
+        a++;
+    }
+    if (reps < 1 || iters < 1 || header < 0 || (nlist && dims_opt))
+        usage();
+    nv = make_variants(variants, nlist, dims_opt, v);
+    if (rank == 0) {
+        char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "", *nl;
+        int len;
+        MPI_Get_library_version(lib, &len);
+        if ((nl = strchr(lib, '\n')))
+            *nl = '\0';
+        printf("# spmv: %d ranks, reps %d, iters %d, model header %lld bytes; %s\n", nprocs, reps,
+               iters, header, lib);
+        printf("# mmax, mavg: messages sent per process (max, mean); vavg: 8-byte words sent "
+               "per process; times: median over repetitions of the per-iteration max over "
+               "ranks\n");
+    }
+    {
+        char *list = strdup(matrices), *save = NULL;
+        for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save))
+            failed |= bench(p, metis, v, nv, reps, iters, header, strict);
+        free(list);
+    }
+    for (int k = 0; k < nv; k++)
+        if (v[k].info != MPI_INFO_NULL)
+            MPI_Info_free(&v[k].info);
+    MPI_Finalize();
+    return failed;
+}
