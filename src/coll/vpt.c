@@ -64,12 +64,20 @@ static void vpts_free(iso_vpt *v)
     }
 }
 
+/* The attribute holds the list through a holder set once: setting the
+ * attribute again would run the delete callback on the list that a new
+ * head links to. */
+typedef struct {
+    iso_vpt *head;
+} vpt_list;
+
 static int vpts_delete(MPI_Comm comm, int kv, void *val, void *extra)
 {
     (void)comm;
     (void)kv;
     (void)extra;
-    vpts_free(val);
+    vpts_free(((vpt_list *)val)->head);
+    free(val);
     return MPI_SUCCESS;
 }
 
@@ -96,7 +104,8 @@ static int embed(const iso_locality *loc, int n, const int dims[], int *vrank)
 
 int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out)
 {
-    iso_vpt *v, *list = NULL;
+    iso_vpt *v;
+    vpt_list *list = NULL;
     const iso_locality *loc = NULL;
     MPI_Comm ordered = MPI_COMM_NULL;
     int periods[ISO_VPT_MAXDIMS], flag = 0, rank, err = MPI_SUCCESS;
@@ -119,7 +128,15 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
     iso__unlock();
     if (err != MPI_SUCCESS || (err = MPI_Comm_get_attr(base, vpt_keyval, &list, &flag)))
         return err;
-    for (v = flag ? list : NULL; v; v = v->next)
+    if (!flag) {
+        if ((list = calloc(1, sizeof *list)) == NULL)
+            return iso__error(ISO_ERR_NOMEM);
+        if ((err = MPI_Comm_set_attr(base, vpt_keyval, list)) != MPI_SUCCESS) {
+            free(list);
+            return err;
+        }
+    }
+    for (v = list->head; v; v = v->next)
         if (v->n == n && v->locality == o->locality &&
             !memcmp(v->dims, dims, sizeof(int) * (size_t)n)) {
             *out = v;
@@ -152,12 +169,8 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
         goto fn_fail;
     if (ordered != MPI_COMM_NULL)
         MPI_Comm_free(&ordered);
-    v->next = flag ? list : NULL;
-    if ((err = MPI_Comm_set_attr(base, vpt_keyval, v)) != MPI_SUCCESS) {
-        v->next = NULL;
-        vpts_free(v);
-        return err;
-    }
+    v->next = list->head;
+    list->head = v;
     *out = v;
     return MPI_SUCCESS;
 fn_fail:
