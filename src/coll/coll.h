@@ -65,13 +65,15 @@ int iso__figures_get(iso_nbh *nb, const iso_args *a, int alg, iso_figures *out);
 /* Resolves auto with the cost model, and chooses the message mode of
  * combining schedules.  The choices depend only on data every process has
  * alike (the neighborhood, the block size of the regular forms or the
- * agreed one, whether the operation is persistent), so all processes agree. */
+ * agreed one, whether the request runs many times), so all processes agree.
+ * reused: persistent requests and blocking calls, which the call cache
+ * keeps with their datatypes; not nonblocking calls. */
 int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
-                          int persistent, int *index, iso_msg_mode *chosen);
+                          int reused, int *index, iso_msg_mode *chosen);
 /* Modelled time of a schedule with structural figures f for blocks of
  * block_bytes, combined messages made in mode (PACK or DATATYPE); probed:
  * pack mode probes for the size of each message (the v/w forms). */
-double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent,
+double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int reused,
                  int probed);
 /* Modelled time of direct: one message per neighbor in one phase. */
 double iso__cost_direct(int s, double block_bytes);

@@ -165,7 +165,9 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
         err = iso__args_agree(st->priv, st->nbh, a, err);
     if (err != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
-    if ((err = iso__algorithm_select(st->nbh, a, requested, mode, call == PERSISTENT, &alg,
+    /* persistent requests and blocking calls (kept by the call cache) run
+     * many times on types built once; nonblocking calls build per call */
+    if ((err = iso__algorithm_select(st->nbh, a, requested, mode, call != NONBLOCKING, &alg,
                                      &chosen)) != MPI_SUCCESS ||
         (err = iso__schedule_get(st->nbh, a, alg, &sched)) != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);

@@ -5,8 +5,10 @@
  *                             cannot know a message's size: v/w forms)
  *          + datatype mode: dtype * bytes
  *                           + build * 2 * messages (a struct type per
- *                             message at each end, built per call; once
- *                             for persistent requests)
+ *                             message at each end, built per nonblocking
+ *                             call; once for persistent requests and for
+ *                             blocking calls, whose call cache keeps the
+ *                             types while the buffers stay the same)
  *          + rndv * messages above the eager limit (a rendezvous handshake
  *            first; the messages of a schedule are taken as its mean size)
  * with the structural figures of the schedule (those of a process of a
@@ -81,7 +83,7 @@ static double rendezvous(const cost_t *c, double msg_bytes, int msgs)
     return msg_bytes > c->eager ? c->rndv * msgs : 0.0;
 }
 
-double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int persistent,
+double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, int reused,
                  int probed)
 {
     cost_t c = cost_params();
@@ -91,7 +93,7 @@ double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, in
         t += rendezvous(&c, (bytes + (mode == ISO_MODE_PACK ? 8.0 * f->hops : 0.0)) / f->msgs,
                         f->msgs);
     if (mode == ISO_MODE_DATATYPE)
-        return t + c.dtype * bytes + (persistent ? 0.0 : 2.0 * c.build * f->msgs);
+        return t + c.dtype * bytes + (reused ? 0.0 : 2.0 * c.build * f->msgs);
     return t + 2.0 * c.pack * bytes + (probed ? c.probe * f->msgs : 0.0);
 }
 

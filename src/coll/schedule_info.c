@@ -64,7 +64,8 @@ int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algo
         break;
     }
     a.send.extent = a.recv.extent = (MPI_Aint)sizeof(double);
-    if ((err = iso__algorithm_select(st->nbh, &a, requested, st->nbh->mode, 0, &alg,
+    /* blocking rules: a blocking call counts as reused (its call cache) */
+    if ((err = iso__algorithm_select(st->nbh, &a, requested, st->nbh->mode, 1, &alg,
                                      &chosen)) == MPI_SUCCESS &&
         (err = iso__schedule_get(st->nbh, &a, alg, &sched)) == MPI_SUCCESS)
         iso__sched_stats(sched, rounds, messages, block_hops);

@@ -28,7 +28,7 @@ static int uniform_block_bytes(const iso_args *a, double *bytes)
  * one, or under auto the cheaper by the cost model.  An explicit mode that
  * cannot carry these blocks is an error (only auto chooses), unless the
  * schedule combines no messages at all (s = 0). */
-static int choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mode, int persistent,
+static int choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mode, int reused,
                        iso_msg_mode *chosen)
 {
     double bytes;
@@ -45,15 +45,15 @@ static int choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mod
     else if (!iso__pack_fits(f, bytes)) /* messages over 2 GiB cannot be packed */
         *chosen = ISO_MODE_DATATYPE;
     else
-        *chosen = iso__cost(f, bytes, ISO_MODE_DATATYPE, persistent, 0) <=
-                          iso__cost(f, bytes, ISO_MODE_PACK, persistent, 0)
+        *chosen = iso__cost(f, bytes, ISO_MODE_DATATYPE, reused, 0) <=
+                          iso__cost(f, bytes, ISO_MODE_PACK, reused, 0)
                       ? ISO_MODE_DATATYPE
                       : ISO_MODE_PACK;
     return MPI_SUCCESS;
 }
 
 int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
-                          int persistent, int *index, iso_msg_mode *chosen)
+                          int reused, int *index, iso_msg_mode *chosen)
 {
     double bytes, best;
     *chosen = ISO_MODE_PACK;
@@ -69,7 +69,7 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
         if ((err = iso__schedule_get(nb, a, requested, &s)) != MPI_SUCCESS)
             return err;
         f = iso__sched_figures(s);
-        err = choose_mode(&f, a, mode, persistent, chosen);
+        err = choose_mode(&f, a, mode, reused, chosen);
         iso__sched_release(s);
         return err;
     }
@@ -89,9 +89,9 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
         /* the figures only: only the chosen schedule gets built */
         if (iso__figures_get(nb, a, k, &f) != MPI_SUCCESS)
             continue; /* cannot make it: not a candidate */
-        if (choose_mode(&f, a, mode, persistent, &m) != MPI_SUCCESS)
+        if (choose_mode(&f, a, mode, reused, &m) != MPI_SUCCESS)
             continue; /* cannot run in the requested mode: not a candidate */
-        c = iso__cost(&f, bytes, m, persistent, !iso__datatype_possible(a));
+        c = iso__cost(&f, bytes, m, reused, !iso__datatype_possible(a));
         if (m == ISO_MODE_PACK && !iso__pack_fits(&f, bytes))
             c = best; /* its messages would exceed pack mode's 2 GiB */
         if (c < best) {
