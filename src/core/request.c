@@ -135,10 +135,11 @@ int iso__request_start(struct iso_request_s *r)
     r->active = 1;
     list_add(r);
     iso__unlock();
-    iso__world_errors_return(1);
+    /* no MPI_COMM_WORLD swap: a start only posts (the one completion call
+     * a start can make, the test of a private communicator's idup, swaps
+     * itself in iso__priv_ready) */
     if ((err = r->kind->start(r)) != MPI_SUCCESS && iso__request_active(r))
         iso__request_complete(r, err);
-    iso__world_errors_return(0);
     iso__lock();
     r->busy = 0;
     active = r->active;
@@ -228,6 +229,7 @@ int iso__request_wait(struct iso_request_s *r)
 int iso__progress_wait(MPI_Request *mreq)
 {
     int flag = 0, err, any;
+    iso__world_errors_return(1); /* MPI_Test and MPI_Wait are completion calls */
     for (;;) {
         iso__lock();
         any = active_head != NULL;
@@ -235,10 +237,13 @@ int iso__progress_wait(MPI_Request *mreq)
         if (!any)
             break;
         if ((err = MPI_Test(mreq, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS || flag)
-            return err;
+            goto fn_exit;
         progress_all();
     }
-    return MPI_Wait(mreq, MPI_STATUS_IGNORE); /* nothing else to progress: let MPI block */
+    err = MPI_Wait(mreq, MPI_STATUS_IGNORE); /* nothing else to progress: let MPI block */
+fn_exit:
+    iso__world_errors_return(0);
+    return err;
 }
 
 int iso__progress_waitall(int n, MPI_Request reqs[])

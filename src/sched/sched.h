@@ -163,6 +163,7 @@ typedef struct iso_sched_s {
     MPI_Datatype *owned;  /* datatypes this schedule frees */
     int nowned, owned_cap;
     int max_comm;         /* largest number of communication ops in a round */
+    int nlocal;           /* local ops (deliveries, reductions) in all rounds */
     int nacc;             /* reduction accumulators (one vector each) */
     int nvec;             /* scratch vectors of datatype mode (ISO_PIECE_VEC) */
     /* Message buffers of a finished request, handed to the next request of

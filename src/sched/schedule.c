@@ -100,8 +100,10 @@ int iso__sched_end_round(iso_sched *s)
     if (err)
         return err;
     s->round_end[s->nrounds++] = s->nops;
-    for (int k = first; k < s->nops; k++)
+    for (int k = first; k < s->nops; k++) {
         ncomm += iso__op_stage(s->ops[k].kind) == ISO_STAGE_COMM;
+        s->nlocal += iso__op_stage(s->ops[k].kind) == ISO_STAGE_LOCAL;
+    }
     if (ncomm > s->max_comm)
         s->max_comm = ncomm;
     return MPI_SUCCESS;
