@@ -330,6 +330,28 @@ static void env_errors(void)
         expect_err(call(&c), ISO_ERR_ALGORITHM, "ISO_SPARSE_ALGORITHM=fastest");
         unsetenv("ISO_SPARSE_ALGORITHM");
     }
+    { /* the message names the variable and the value */
+        static const char *const bad[][2] = {{"ISO_SPARSE_ALGORITHM", "fastest"},
+                                             {"ISO_VPT_N", "two"},
+                                             {"ISO_VPT_LOCALITY", "rack"},
+                                             {"ISO_VERIFY", "perhaps"}};
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            call_t c = good(0, MPI_COMM_WORLD, MPI_INFO_NULL);
+            char str[MPI_MAX_ERROR_STRING + 1] = "";
+            int len = 0, rc;
+            setenv(bad[k][0], bad[k][1], 1);
+            if (k > 0) /* the vpt keys are read where vpt may run */
+                setenv("ISO_SPARSE_ALGORITHM", "vpt", 1);
+            rc = call(&c);
+            unsetenv(bad[k][0]);
+            unsetenv("ISO_SPARSE_ALGORITHM");
+            CHECK(rc != MPI_SUCCESS, "%s=%s: an error", bad[k][0], bad[k][1]);
+            if (rc != MPI_SUCCESS)
+                MPI_Error_string(rc, str, &len);
+            CHECK(strstr(str, bad[k][0]) && strstr(str, bad[k][1]),
+                  "%s=%s: the message names both: \"%s\"", bad[k][0], bad[k][1], str);
+        }
+    }
     {
         MPI_Info info;
         call_t c;

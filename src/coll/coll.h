@@ -179,6 +179,12 @@ typedef struct {
     const char *env;  /* the variable being read, NULL: info */
 } iso_graph_opts;
 
+/* The environment of the irregular exchanges (graph communicators and
+ * Iso_*_crs): ISO_SPARSE_ALGORITHM, ISO_VPT_DIMS, ISO_VPT_N,
+ * ISO_VPT_LOCALITY, read in this order. */
+#define ISO_SPARSE_NENV 4
+extern const iso_env_option iso__sparse_env_options[ISO_SPARSE_NENV];
+
 /* A virtual process topology T_n(dims) of a communicator: a periodic
  * Cartesian communicator whose rank r is VPT rank r, with its own private
  * communicator for the library's messages. */

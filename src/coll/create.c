@@ -56,22 +56,14 @@ int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode)
  * and ISO_VERBOSE, which has no info key. */
 static int env_defaults(options_t *o)
 {
-    static const char *const keys[][2] = {{"ISO_ALGORITHM", "iso_algorithm"},
+    static const iso_env_option vars[] = {{"ISO_ALGORITHM", "iso_algorithm"},
                                           {"ISO_COMBINE", "iso_combine"},
                                           {"ISO_VERIFY", "iso_verify"},
                                           {"ISO_VERBOSE", "verbose"}};
-    int err = MPI_SUCCESS;
     *o->algorithm = ISO_ALG_AUTO;
     *o->mode = ISO_MODE_AUTO;
     *o->verify = *o->verbose = 0;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !err; k++) {
-        const char *v = getenv(keys[k][0]);
-        o->env = keys[k][0];
-        if (v && *v)
-            err = option(o, keys[k][1], v);
-    }
-    o->env = NULL;
-    return err;
+    return iso__env_each(vars, sizeof vars / sizeof vars[0], &o->env, option, o);
 }
 
 /* One allreduce: every process must have the same d, s, offsets, algorithm

@@ -77,26 +77,22 @@ int iso__graph_info_parse(MPI_Info info, iso_graph_opts *o)
     return iso__info_each(info, option, o);
 }
 
+const iso_env_option iso__sparse_env_options[ISO_SPARSE_NENV] = {
+    {"ISO_SPARSE_ALGORITHM", "iso_sparse_algorithm"},
+    {"ISO_VPT_DIMS", "iso_vpt_dims"},
+    {"ISO_VPT_N", "iso_vpt_n"},
+    {"ISO_VPT_LOCALITY", "iso_vpt_locality"}};
+
 /* The environment, then the communicator's info (as MPI_Comm_get_info
  * returns it). */
 static int options_defaults(MPI_Comm comm, int p, iso_graph_opts *o)
 {
-    static const char *const keys[][2] = {{"ISO_SPARSE_ALGORITHM", "iso_sparse_algorithm"},
-                                          {"ISO_VPT_DIMS", "iso_vpt_dims"},
-                                          {"ISO_VPT_N", "iso_vpt_n"},
-                                          {"ISO_VPT_LOCALITY", "iso_vpt_locality"}};
     MPI_Info info = MPI_INFO_NULL;
-    int err = MPI_SUCCESS;
+    int err;
     memset(o, 0, sizeof *o);
     o->algorithm = ISO_GRAPH_DIRECT;
     o->p = p;
-    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && !err; k++) {
-        const char *v = getenv(keys[k][0]);
-        o->env = keys[k][0];
-        if (v && *v)
-            err = option(o, keys[k][1], v);
-    }
-    o->env = NULL;
+    err = iso__env_each(iso__sparse_env_options, ISO_SPARSE_NENV, &o->env, option, o);
     if (!err && (err = MPI_Comm_get_info(comm, &info)) == MPI_SUCCESS) {
         err = iso__info_each(info, option, o);
         MPI_Info_free(&info);

@@ -81,6 +81,17 @@ int iso__type_hold(MPI_Datatype t, MPI_Datatype *held);
  * MPI_INFO_NULL has no keys. */
 typedef int (*iso_info_handler)(void *ctx, const char *key, const char *value);
 int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx);
+/* An environment variable and the option it sets: an info key, or a name
+ * of the caller's own (ISO_VERBOSE has no info key). */
+typedef struct {
+    const char *var, *key;
+} iso_env_option;
+/* Calls handler(ctx, key, value) for every variable of vars[0..n) that is
+ * set and not empty, in order; *var_now names the variable while the
+ * handler runs (its error messages say where the value came from) and is
+ * NULL afterwards.  Stops at the first error. */
+int iso__env_each(const iso_env_option vars[], size_t n, const char **var_now,
+                  iso_info_handler handler, void *ctx);
 /* true/yes/on/1 -> 1, false/no/off/0 -> 0 (case-insensitive, as every
  * name the library accepts); else the INFO code. */
 int iso__parse_bool(const char *value, int *out);

@@ -2,6 +2,7 @@
  * the library (an unknown one is an error, raised by the caller's handler);
  * other keys belong to other libraries and are ignored. */
 #include "core/core.h"
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -27,6 +28,20 @@ int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx)
             return err;
     }
     return MPI_SUCCESS;
+}
+
+int iso__env_each(const iso_env_option vars[], size_t n, const char **var_now,
+                  iso_info_handler handler, void *ctx)
+{
+    int err = MPI_SUCCESS;
+    for (size_t k = 0; k < n && err == MPI_SUCCESS; k++) {
+        const char *value = getenv(vars[k].var);
+        *var_now = vars[k].var;
+        if (value && *value)
+            err = handler(ctx, vars[k].key, value);
+    }
+    *var_now = NULL;
+    return err;
 }
 
 int iso__parse_bool(const char *value, int *out)

@@ -49,43 +49,26 @@ static int option(void *ctx, const char *key, const char *value)
                           "iso_vpt_dims, iso_vpt_n, iso_vpt_locality)", key);
 }
 
-/* The environment (ISO_VERIFY, ISO_VERBOSE, ISO_SPARSE_ALGORITHM), then
- * info.  iso_verify is settled first, so that an error in the other
- * options is spread too when verification is on. */
+/* ISO_VERIFY and ISO_VERBOSE, info's iso_verify, the rest of the
+ * environment (iso__sparse_env_options), then info.  iso_verify is settled
+ * first, so that an error in the other options is spread too when
+ * verification is on. */
 static int options_get(MPI_Info info, int p, options_t *o)
 {
-    const char *venv = getenv("ISO_VERIFY"), *aenv = getenv("ISO_SPARSE_ALGORITHM");
-    const char *benv = getenv("ISO_VERBOSE"), *denv = getenv("ISO_VPT_DIMS");
-    const char *nenv = getenv("ISO_VPT_N"), *lenv = getenv("ISO_VPT_LOCALITY");
+    static const iso_env_option first[] = {{"ISO_VERIFY", "iso_verify"},
+                                           {"ISO_VERBOSE", "verbose"}};
     char value[MPI_MAX_INFO_VAL + 1];
-    int flag = 0, err = MPI_SUCCESS;
+    int flag = 0, err;
     memset(o, 0, sizeof *o);
     o->algorithm = ISO_SDDE_AUTO;
     o->p = p;
-    o->env = "ISO_VERIFY";
-    if (venv && *venv)
-        err = option(o, "iso_verify", venv);
-    o->env = "ISO_VERBOSE";
-    if (benv && *benv && !err)
-        err = option(o, "verbose", benv);
-    o->env = NULL;
+    err = iso__env_each(first, sizeof first / sizeof first[0], &o->env, option, o);
     if (info != MPI_INFO_NULL && !err &&
         (err = MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value, &flag)) == MPI_SUCCESS &&
         flag)
         err = option(o, "iso_verify", value);
-    o->env = "ISO_SPARSE_ALGORITHM";
-    if (aenv && *aenv && !err)
-        err = option(o, "iso_sparse_algorithm", aenv);
-    o->env = "ISO_VPT_DIMS";
-    if (denv && *denv && !err)
-        err = option(o, "iso_vpt_dims", denv);
-    o->env = "ISO_VPT_N";
-    if (nenv && *nenv && !err)
-        err = option(o, "iso_vpt_n", nenv);
-    o->env = "ISO_VPT_LOCALITY";
-    if (lenv && *lenv && !err)
-        err = option(o, "iso_vpt_locality", lenv);
-    o->env = NULL;
+    if (!err)
+        err = iso__env_each(iso__sparse_env_options, ISO_SPARSE_NENV, &o->env, option, o);
     if (!err)
         err = iso__info_each(info, option, o);
     return err;
