@@ -147,13 +147,14 @@ void iso__callcache_put(iso_nbh *nb, const iso_args *a, struct iso_request_s *r,
     struct iso_request_s *old_req;
     void *old_key;
     char *pos;
-    iso__sched_request_park(r);
-    if (reused) { /* its key is still there */
+    if (reused) { /* its key is still there, and its buffers, trimmed when it was put
+                   * first, have the same sizes (the key fixes every block size) */
         iso__lock();
         nb->call_req[a->coll] = r;
         iso__unlock();
         return;
     }
+    iso__sched_request_park(r);
     if (watch_types(&a->send, s, nb->targets) != MPI_SUCCESS ||
         watch_types(&a->recv, s, nb->sources) != MPI_SUCCESS ||
         (k = malloc(bytes)) == NULL) {
