@@ -157,17 +157,25 @@ static int keyval_get(int create, int *kv)
 
 int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state)
 {
-    int flag = 0, kv, err = iso__cart_check(comm);
+    int flag = 0, kv, err;
     iso_state *st = NULL;
     *state = NULL;
-    if (err != MPI_SUCCESS || (err = keyval_get(0, &kv)) != MPI_SUCCESS)
+    iso__mpi_library_check(); /* before any handle is used */
+    if (comm == MPI_COMM_NULL)
+        return iso__cart_check(comm);
+    if ((err = keyval_get(0, &kv)) != MPI_SUCCESS)
         return err;
+    /* the state hangs only from Cartesian communicators (and their
+     * duplicates): the topology is asked only when it is missing, for the
+     * error that names the cause */
     if (kv == MPI_KEYVAL_INVALID ||
-        (err = MPI_Comm_get_attr(comm, kv, &st, &flag)) != MPI_SUCCESS || !flag || st == NULL)
-        return err ? err
-                   : iso__error_msg(ISO_ERR_NO_NEIGHBORHOOD,
-                                    "create one with Iso_neighborhood_create (a neighborhood "
-                                    "detached by Iso_neighborhood_free is gone)");
+        (err = MPI_Comm_get_attr(comm, kv, &st, &flag)) != MPI_SUCCESS || !flag || st == NULL) {
+        if (err == MPI_SUCCESS && (err = iso__cart_check(comm)) == MPI_SUCCESS)
+            err = iso__error_msg(ISO_ERR_NO_NEIGHBORHOOD,
+                                 "create one with Iso_neighborhood_create (a neighborhood "
+                                 "detached by Iso_neighborhood_free is gone)");
+        return err;
+    }
     /* an MPI_Comm_dup copy: duplicated without blocking (the first call
      * may be nonblocking); requests wait until it is usable */
     if (need_priv && st->priv == NULL &&
