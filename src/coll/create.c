@@ -20,10 +20,7 @@ static int option(void *ctx, const char *key, const char *value)
 {
     options_t *o = ctx;
     char where[64], names[128];
-    if (o->env)
-        snprintf(where, sizeof where, "environment %s", o->env);
-    else
-        snprintf(where, sizeof where, "info %s", key);
+    iso__option_where(where, sizeof where, o->env, key);
     if (!strcmp(key, "iso_algorithm")) {
         if (iso__algorithm_lookup(value, o->algorithm) == MPI_SUCCESS)
             return MPI_SUCCESS;
@@ -36,11 +33,7 @@ static int option(void *ctx, const char *key, const char *value)
         return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (auto, pack, datatype)", where, value);
     }
     if ((!strcmp(key, "iso_verify") && o->verify) || (!strcmp(key, "verbose") && o->verbose)) {
-        int *flag = !strcmp(key, "verbose") ? o->verbose : o->verify;
-        if (iso__parse_bool(value, flag) == MPI_SUCCESS)
-            return MPI_SUCCESS;
-        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
-                                            "on, off, 1, 0)", where, value);
+        return iso__option_bool(where, value, !strcmp(key, "verbose") ? o->verbose : o->verify);
     }
     return iso__error_msg(ISO_ERR_INFO, "unknown info key %s (here: iso_algorithm, iso_combine%s)",
                           key, o->verify ? ", iso_verify" : "");

@@ -38,10 +38,7 @@ static int option(void *ctx, const char *key, const char *value)
 {
     iso_graph_opts *o = ctx;
     char where[64];
-    if (o->env)
-        snprintf(where, sizeof where, "environment %s", o->env);
-    else
-        snprintf(where, sizeof where, "info %s", key);
+    iso__option_where(where, sizeof where, o->env, key);
     if (!strcmp(key, "iso_sparse_algorithm")) {
         for (int k = 0; k < 3; k++)
             if (!strcasecmp(value, graph_algorithm_names[k])) {
@@ -60,9 +57,7 @@ static int option(void *ctx, const char *key, const char *value)
         return iso__vpt_option(&o->vpt, o->p, key, value, where);
     if (!strcmp(key, "iso_verify")) { /* accepted for info shared with the other calls */
         int flag;
-        if (iso__parse_bool(value, &flag) == MPI_SUCCESS)
-            return MPI_SUCCESS;
-        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean", where, value);
+        return iso__option_bool(where, value, &flag);
     }
     return iso__error_msg(ISO_ERR_INFO,
                           "unknown info key %s on a distributed graph communicator (here: "

@@ -92,6 +92,12 @@ typedef struct {
  * NULL afterwards.  Stops at the first error. */
 int iso__env_each(const iso_env_option vars[], size_t n, const char **var_now,
                   iso_info_handler handler, void *ctx);
+/* Where an option's value came from, for error messages: "environment
+ * VAR" while iso__env_each reads VAR (env != NULL), else "info KEY". */
+void iso__option_where(char *buf, size_t n, const char *env, const char *key);
+/* A boolean option: iso__parse_bool, or the INFO code with a message
+ * naming where="value" and the accepted words. */
+int iso__option_bool(const char *where, const char *value, int *out);
 /* true/yes/on/1 -> 1, false/no/off/0 -> 0 (case-insensitive, as every
  * name the library accepts); else the INFO code. */
 int iso__parse_bool(const char *value, int *out);

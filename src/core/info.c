@@ -2,6 +2,7 @@
  * the library (an unknown one is an error, raised by the caller's handler);
  * other keys belong to other libraries and are ignored. */
 #include "core/core.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,6 +43,22 @@ int iso__env_each(const iso_env_option vars[], size_t n, const char **var_now,
     }
     *var_now = NULL;
     return err;
+}
+
+void iso__option_where(char *buf, size_t n, const char *env, const char *key)
+{
+    if (env)
+        snprintf(buf, n, "environment %s", env);
+    else
+        snprintf(buf, n, "info %s", key);
+}
+
+int iso__option_bool(const char *where, const char *value, int *out)
+{
+    if (iso__parse_bool(value, out) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, on, "
+                                        "off, 1, 0)", where, value);
 }
 
 int iso__parse_bool(const char *value, int *out)

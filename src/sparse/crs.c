@@ -26,10 +26,7 @@ static int option(void *ctx, const char *key, const char *value)
 {
     options_t *o = ctx;
     char where[64], names[160];
-    if (o->env)
-        snprintf(where, sizeof where, "environment %s", o->env);
-    else
-        snprintf(where, sizeof where, "info %s", key);
+    iso__option_where(where, sizeof where, o->env, key);
     if (!strcmp(key, "iso_sparse_algorithm")) {
         if (iso__sdde_lookup(value, &o->algorithm) == MPI_SUCCESS)
             return MPI_SUCCESS;
@@ -37,10 +34,7 @@ static int option(void *ctx, const char *key, const char *value)
         return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
     }
     if (!strcmp(key, "iso_verify") || (!strcmp(key, "verbose") && o->env)) {
-        if (iso__parse_bool(value, key[0] == 'v' ? &o->verbose : &o->verify) == MPI_SUCCESS)
-            return MPI_SUCCESS;
-        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" is not a boolean (true, false, yes, no, "
-                                            "on, off, 1, 0)", where, value);
+        return iso__option_bool(where, value, key[0] == 'v' ? &o->verbose : &o->verify);
     }
     if (!strncmp(key, "iso_vpt_", 8))
         return iso__vpt_option(&o->vpt, o->p, key, value, where);
