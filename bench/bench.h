@@ -5,6 +5,7 @@
  *   TRY(call)                  die() unless call returns MPI_SUCCESS
  *   die(what, rc, file, line)  prints what failed with rc's error string,
  *                              then MPI_Abort(MPI_COMM_WORLD, 2)
+ *   xmalloc(n)                 malloc, or the same end when memory runs out
  *
  * (The tests' CHECK, tests/tap.h, counts an error and goes on; here there
  * is nothing sensible to time after an error, so these stop.  Not
@@ -28,6 +29,20 @@ __attribute__((noreturn, unused)) static void die(const char *what, int rc, cons
     fprintf(stderr, "rank %d: %s failed at %s:%d: %s\n", rank, what, file, line, msg);
     MPI_Abort(MPI_COMM_WORLD, 2);
     exit(2); /* not reached: MPI_Abort does not return, but is not declared noreturn */
+}
+
+/* malloc that ends the run when memory runs out; n = 0 gives a pointer too. */
+__attribute__((unused)) static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        int rank = -1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        fprintf(stderr, "rank %d: out of memory (%zu bytes)\n", rank, n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+        exit(2); /* not reached */
+    }
+    return p;
 }
 
 /* qsort comparison of doubles, ascending. */

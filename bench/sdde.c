@@ -41,16 +41,6 @@
 
 static int rank, nprocs;
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "sdde: out of memory (%zu bytes)\n", n);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
 /* ---- counting the library's messages (MPI profiling interface) ------------
  * The library is linked statically, so its MPI_Isend, MPI_Issend and
  * MPI_Put calls come here.  Counting is on only around single calls made

@@ -52,16 +52,6 @@
 
 static int rank, nprocs;
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "spmv: out of memory (%zu bytes)\n", n);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
 /* ---- counting the library's messages (MPI profiling interface) ----------- */
 static int counting;
 static long long count_msgs, count_bytes;
