@@ -40,16 +40,6 @@
 #define MAXV 20
 #define MAXSIZES 32
 
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "isobench: out of memory (%zu bytes)\n", n);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    return p;
-}
-
 /* ---- counting the library's sends (MPI profiling interface) ---------------
  * The library is linked statically into this program, so its calls to
  * MPI_Isend come here.  Counting is switched on only around single calls

@@ -38,6 +38,11 @@ typedef struct {
      * (iso__datatype_possible, or a plan that reserved exact sizes), so that
      * it is received without a probe; NULL: probed. */
     size_t *recv_size;
+    /* Pack mode: the send and receive types whose blocks are plain bytes
+     * (contiguous, no gaps), copied with memcpy instead of MPI_Pack and
+     * MPI_Unpack (iso__raw_types_find); MPI_DATATYPE_NULL: none. */
+    MPI_Datatype raw_type[2];
+    size_t raw_size[2];
     int no_spare; /* destroyed without handing its buffers to the schedule */
     size_t entry_bytes;
     int datatype;          /* datatype mode: messages described by msgtype */
@@ -64,6 +69,12 @@ int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes);
 /* Finds the entries of the received packed message m (once per arrival). */
 int iso__msg_index(iso_sreq *r, int m);
 int iso__deliver(iso_sreq *r, const iso_op *op);
+/* Sets raw_type/raw_size from r->args (the regular and v forms; the w forms
+ * have a type per block and keep MPI_Pack). */
+int iso__raw_types_find(iso_sreq *r);
+/* Is DELIVER op a no-op in datatype mode (its block was received in its
+ * slot)? */
+int iso__deliver_in_place(const iso_sreq *r, const iso_op *op);
 /* The bounded buffers rule (ISO_SPARE_SLACK, ISO_SPARE_MAX), applied to
  * r's own buffers: what stays, in bytes. */
 size_t iso__msgbufs_trim(iso_sreq *r);

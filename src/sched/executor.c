@@ -203,7 +203,8 @@ static int finish_round(iso_sreq *r)
         if (op->kind == ISO_OP_REDUCE)
             err = MPI_Reduce_local(addr(r, &op->a), addr(r, &op->b), op->b.count, op->b.type,
                                    op->op);
-        else if (op->kind == ISO_OP_DELIVER || op->kind == ISO_OP_ACC)
+        else if ((op->kind == ISO_OP_DELIVER && !iso__deliver_in_place(r, op)) ||
+                 op->kind == ISO_OP_ACC)
             err = iso__deliver(r, op);
     }
     return err;
@@ -432,6 +433,8 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     r->buf[ISO_BUF_SCRATCH] = r->scratch_mem;
     if (!err && !r->datatype && nm > 0 && iso__datatype_possible(a))
         err = known_recv_sizes(r, a);
+    if (!err && !r->datatype && nm > 0)
+        err = iso__raw_types_find(r);
     if (!err && r->datatype)
         err = iso__msgtypes_build(r);
     if (err) {

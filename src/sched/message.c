@@ -4,6 +4,7 @@
  * into receive slots, reduction vectors and accumulators. */
 #include "sched/exec.h"
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,69 @@ static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst
     }
     free(tmp);
     return err;
+}
+
+/* Does MPI_Pack write a block of basic types as its bytes in memory?  On
+ * the homogeneous systems MPICH and Open MPI run on it does, and the packed
+ * sizes already rely on it (executor.c, known_recv_sizes); checked once per
+ * process all the same, so that memcpy and MPI_Pack/MPI_Unpack may meet
+ * at the two ends of one message. */
+static pthread_once_t raw_once = PTHREAD_ONCE_INIT;
+static int pack_is_raw;
+
+static void check_pack_raw(void)
+{
+    struct {
+        int i[2];
+        double d;
+    } v = {{0x01020304, -7}, 1.5};
+    char packed[64], raw[sizeof v.i + sizeof v.d];
+    int pos = 0;
+    memcpy(raw, v.i, sizeof v.i);
+    memcpy(raw + sizeof v.i, &v.d, sizeof v.d);
+    pack_is_raw = MPI_Pack(v.i, 2, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_SELF) ==
+                      MPI_SUCCESS &&
+                  MPI_Pack(&v.d, 1, MPI_DOUBLE, packed, sizeof packed, &pos, MPI_COMM_SELF) ==
+                      MPI_SUCCESS &&
+                  pos == (int)sizeof raw && memcmp(packed, raw, sizeof raw) == 0;
+}
+
+/* The size of one element of t if its data are contiguous bytes from its
+ * address with no gaps, also between consecutive elements; else 0. */
+static size_t contiguous_size(MPI_Datatype t)
+{
+    MPI_Count size, lb, extent, tlb, textent;
+    if (MPI_Type_size_x(t, &size) != MPI_SUCCESS ||
+        MPI_Type_get_extent_x(t, &lb, &extent) != MPI_SUCCESS ||
+        MPI_Type_get_true_extent_x(t, &tlb, &textent) != MPI_SUCCESS)
+        return 0;
+    return size > 0 && lb == 0 && tlb == 0 && extent == size && textent == size ? (size_t)size
+                                                                                 : 0;
+}
+
+int iso__raw_types_find(iso_sreq *r)
+{
+    const iso_side *side[2] = {&r->args.send, &r->args.recv};
+    pthread_once(&raw_once, check_pack_raw);
+    for (int k = 0; k < 2; k++) {
+        r->raw_type[k] = MPI_DATATYPE_NULL;
+        if (!pack_is_raw || side[k]->layout == ISO_LAYOUT_W ||
+            (r->raw_size[k] = contiguous_size(side[k]->type)) == 0)
+            continue;
+        r->raw_type[k] = side[k]->type;
+    }
+    return MPI_SUCCESS;
+}
+
+/* count x type as plain bytes (*bytes of them), if type is a raw type. */
+static int raw_block(const iso_sreq *r, int count, MPI_Datatype type, size_t *bytes)
+{
+    for (int k = 0; k < 2; k++)
+        if (type == r->raw_type[k] && type != MPI_DATATYPE_NULL) {
+            *bytes = r->raw_size[k] * (size_t)(count > 0 ? count : 0);
+            return 1;
+        }
+    return 0;
 }
 
 /* Pointer to and size of entry k of packed message m (indexed when it
@@ -152,7 +216,13 @@ int iso__pack_message(iso_sreq *r, int m)
         if (pc[k].msg < 0) {
             iso_place q = iso__place_of(r, pc[k]);
             int before = pos;
-            err = MPI_Pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos, r->priv->comm);
+            if (raw_block(r, q.count, q.type, &sz)) {
+                memcpy((char *)r->msgbuf[m] + pos, q.p, sz);
+                pos += (int)sz;
+            } else {
+                err = MPI_Pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos,
+                               r->priv->comm);
+            }
             hdr[k] = pos - before;
         } else if ((err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz)) == MPI_SUCCESS) {
             memcpy((char *)r->msgbuf[m] + pos, src, sz);
@@ -191,6 +261,10 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
         return MPI_ERR_TRUNCATE;
     if (sz < want) /* a shorter block: the processes disagree on a block size */
         return iso__error(ISO_ERR_COUNT);
+    if (raw_block(r, count, type, &want)) {
+        memcpy(p, src, sz);
+        return MPI_SUCCESS;
+    }
     return MPI_Unpack(src, (int)sz, &pos, p, count, type, r->priv->comm);
 }
 
@@ -210,6 +284,16 @@ static int reduce_into(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Dataty
     if ((err = piece_to(r, pc, (char *)r->tmp - lo, count, type)) != MPI_SUCCESS)
         return err;
     return MPI_Reduce_local((char *)r->tmp - lo, p, count, type, r->args.op);
+}
+
+int iso__deliver_in_place(const iso_sreq *r, const iso_op *op)
+{
+    iso_piece pc = op->src;
+    if (!r->datatype || op->kind != ISO_OP_DELIVER || pc.msg < 0 ||
+        iso__is_reduction(r->args.coll))
+        return 0;
+    pc = r->sched->pieces[r->sched->msgs[pc.msg].first + pc.index];
+    return pc.msg == ISO_PIECE_SLOT && pc.index == op->slot;
 }
 
 int iso__deliver(iso_sreq *r, const iso_op *op)
