@@ -90,6 +90,19 @@ METIS_FOUND := $(wildcard /usr/include/metis.h)
 $(BUILD)/bench/spmv $(BUILD)/bench/vptsim: BENCH_CFLAGS = $(if $(METIS_FOUND),-DISO_HAVE_METIS)
 $(BUILD)/bench/spmv $(BUILD)/bench/vptsim: BENCH_LIBS = $(if $(METIS_FOUND),-lmetis)
 
+# isobench's peer competitors (bench/peer.h, bench/README.md "The peer"):
+# PEER=DIR with DIR/include/tuwcartesians.h and DIR/lib/libtuwcartesians.a,
+# built outside the repository with this MPI.  $(BUILD)/bench/peer-dir
+# records the PEER of the last build, so that giving or changing it rebuilds.
+PEER ?=
+$(BUILD)/bench/isobench: BENCH_CFLAGS = $(if $(PEER),-DISO_BENCH_PEER -DISO_BENCH_PEER_DIR='"$(PEER)"' -I$(PEER)/include)
+$(BUILD)/bench/isobench: BENCH_LIBS = $(if $(PEER),$(PEER)/lib/libtuwcartesians.a)
+$(BUILD)/bench/isobench: $(BUILD)/bench/peer-dir
+$(BUILD)/bench/peer-dir: FORCE
+	@mkdir -p $(@D)
+	@echo '$(PEER)' | cmp -s - $@ || echo '$(PEER)' > $@
+FORCE:
+
 $(BUILD)/stencil/isostencil: stencil/isostencil.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
 	$(MPICC) $(ALLCFLAGS) -Istencil $(filter %.c %.a,$^) -o $@ -lm
@@ -130,7 +143,8 @@ asan:
 
 # The default series of bench/run (about five minutes; bench/README.md):
 # NP= ranks per launch (default 2 with MPICH, 4 with Open MPI), MPI= the
-# library, BENCH_ARGS= further bench/run options (--series full, ...).
+# library, BENCH_ARGS= further bench/run options (--series full, ...),
+# PEER= the peer built for this MPI (isobench's peer competitors; --series issue9).
 bench:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(BUILD)/stencil/isostencil $(EXAMPLE)

@@ -25,6 +25,10 @@
  * direct, dimwise and bruck in both modes, auto, mpiw, mpi; --persistent
  * adds the persistent forms of the library's.
  *
+ * Optional competitors peer and peer_trivial: TU Wien's Cartesian
+ * collectives, combining and trivial (bench/peer.h), only in a build with
+ * PEER=DIR (bench/README.md, "The peer"); otherwise left out with a note.
+ *
  * Which algorithm auto picked at each block size comes from the library
  * (Iso_request_schedule_info).  The MPI_Isend calls and bytes of one call of
  * every variant are counted too (profiling interface, below). */
@@ -35,6 +39,7 @@
 
 #include "bench.h"
 #include "neighborhood.h"
+#include "peer.h"
 
 #define MAXD NBH_MAXD
 #define MAXV 20
@@ -94,7 +99,8 @@ static void usage(void)
             "  [--coll alltoall|allgather|alltoallw|allgatherw]\n"
             "  [--variants direct,dimwise,bruck,auto,mpiw,mpi,hand, ALG:pack, ALG:datatype (combining\n"
             "   mode), a p prefix for the persistent form: pauto, pbruck:datatype, ...;\n"
-            "   mpiw_init (MPI 4), cart (von Neumann radius 1), memcpy (the bytes received)]\n"
+            "   mpiw_init (MPI 4), cart (von Neumann radius 1), memcpy (the bytes received),\n"
+            "   peer, peer_trivial (TU Wien's Cartesian collectives, a build with PEER=DIR)]\n"
             "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n"
             "  [--inner K'] [--periodic-dims T] [--order row|col|random] [--rows]\n");
 }
@@ -197,8 +203,11 @@ static int parse(int argc, char **argv, options *o)
  * MPI_Neighbor_alltoall (allgather) on the bare Cartesian communicator (von
  * Neumann radius 1 only).  V_MEMCPY: one memcpy of the bytes a call
  * receives (indegree blocks), the machine's floor for moving them (not
- * verified). */
-typedef enum { V_ISO, V_PERSISTENT, V_MPI_W, V_MPI, V_HAND, V_MPI_W_INIT, V_CART, V_MEMCPY } vkind;
+ * verified).  V_PEER: TU Wien's Cartesian collectives (bench/peer.h), alg 0
+ * its combining, 1 its trivial implementation. */
+typedef enum {
+    V_ISO, V_PERSISTENT, V_MPI_W, V_MPI, V_HAND, V_MPI_W_INIT, V_CART, V_MEMCPY, V_PEER
+} vkind;
 /* Library configurations: algorithm (iso_algorithm) and combining mode
  * (iso_combine); the first NFIG are the algorithms with the default mode. */
 static const char *const alg_names[] = {"direct",       "dimwise",          "bruck",
@@ -216,8 +225,8 @@ typedef struct {
     char name[40];
     char id[24];        /* the --variants word: the competitor in @row lines */
     vkind kind;
-    int alg;            /* V_ISO, V_PERSISTENT: index into alg_names */
-    MPI_Comm comm;      /* isocomm, or the graph communicator */
+    int alg;            /* V_ISO, V_PERSISTENT: index into alg_names; V_PEER: trivial */
+    MPI_Comm comm;      /* isocomm, the graph communicator, or the peer's */
     Iso_request req;    /* V_PERSISTENT, bound to the current size's buffers */
     MPI_Request mreq;   /* V_MPI_W_INIT, likewise */
     double *t;          /* per repetition: time per call, this rank */
@@ -254,6 +263,7 @@ typedef struct {
     int *rslot, *tslot;  /* graph index -> neighborhood slot, indeg / outdeg entries */
     int wform;           /* the w forms with a derived type per block */
     int ncart;           /* V_CART possible: 2d blocks, else 0 */
+    int torus;           /* periodic in every dimension (V_PEER needs it) */
     int cart_sslot[2 * MAXD], cart_rslot[2 * MAXD]; /* Cartesian block -> neighborhood slot */
 } setup;
 
@@ -522,6 +532,8 @@ static int run(variant *v, const setup *S, buffers *B)
     case V_CART:
     case V_MEMCPY:
         return run_reference(v, S, B);
+    case V_PEER:
+        return peer_call(v->comm, S->allgather, B->send, B->recv, b);
     }
     return MPI_ERR_OTHER;
 }
@@ -718,6 +730,23 @@ static int reference_variant(const char *tok, variant *V, int *nv, const setup *
     return rc < 0 ? -1 : 1;
 }
 
+/* The peer's competitors (bench/peer.h): 1 if tok is peer or peer_trivial
+ * (added, or left out with a note saying why), 0 if not, -1 if V is full. */
+static int peer_variant(const char *tok, variant *V, int *nv, const setup *S)
+{
+    int trivial = !strcmp(tok, "peer_trivial");
+    const char *why;
+    if (!trivial && strcmp(tok, "peer"))
+        return 0;
+    why = peer_unavailable(S->torus, S->wform);
+    if (why == NULL)
+        return add_variant(V, nv, trivial ? "peer trivial (TU Wien)" : "peer combining (TU Wien)",
+                           V_PEER, trivial) < 0 ? -1 : 1;
+    if (S->rank == 0)
+        printf("# %s left out: %s\n", tok, why);
+    return 1;
+}
+
 static int make_variants(const options *o, variant *V, const char *mpi_plain, const setup *S)
 {
     char list[256 + 128], *tok, *save = NULL;
@@ -730,9 +759,10 @@ static int make_variants(const options *o, variant *V, const char *mpi_plain, co
         char name[40];
         int a, found = 0, persistent = tok[0] == 'p', ref; /* pdirect, pauto, ... */
         label_variants(V, nv, tok); /* a variant added below is named tok in @row lines */
-        if ((ref = reference_variant(tok, V, &nv, S)) < 0)
+        if ((ref = reference_variant(tok, V, &nv, S)) < 0 ||
+            (!ref && (ref = peer_variant(tok, V, &nv, S)) < 0))
             return -1;
-        if (ref)
+        if (ref) /* (before the p prefix of the persistent forms: peer is no pALG) */
             continue;
         if (S->wform && strstr(tok, ":datatype")) { /* an error for the v and w forms */
             if (S->rank == 0)
@@ -800,9 +830,11 @@ int main(int argc, char **argv)
     coll_name = o.allgather ? "allgather" : "alltoall";
 
     /* Cartesian communicator (no reordering: ranks as in MPI_COMM_WORLD) */
+    S.torus = 1;
     for (int j = 0; j < o.d; j++) {
         dims[j] = o.dims[j];
         periods[j] = o.gen.tper < 0 ? o.periodic : j < o.gen.tper;
+        S.torus = S.torus && periods[j];
     }
     if (dims_mismatch(o.d, dims, S.nprocs)) {
         if (S.rank == 0)
@@ -923,6 +955,8 @@ int main(int argc, char **argv)
                     : V[k].kind == V_CART                          ? S.cart
                                                                    : S.graph;
         V[k].t = xmalloc(sizeof(double) * (size_t)o.reps);
+        if (V[k].kind == V_PEER) /* on its own Cartesian communicator */
+            TRY(peer_create(S.cart, o.d, dims, periods, S.s, off, V[k].alg, &V[k].comm));
     }
 
     /* header and schedule figures */
@@ -950,6 +984,9 @@ int main(int argc, char **argv)
         printf("# load average at start (/proc/loadavg): %s\n", loadavg());
         printf("# ISO_COST_FILE: %s\n",
                getenv("ISO_COST_FILE") ? getenv("ISO_COST_FILE") : "(unset: built-in defaults)");
+#ifdef ISO_BENCH_PEER_DIR
+        printf("# peer: TU Wien's Cartesian collectives, linked from %s\n", ISO_BENCH_PEER_DIR);
+#endif
         printf("# schedule figures of rank 0 (Iso_schedule_info: 1-ported rounds, messages "
                "sent, blocks sent counting hops):\n");
         for (int a = 0; a < NFIG; a++) {
@@ -992,6 +1029,8 @@ int main(int argc, char **argv)
                 TRY(iso_request(&S, &B, V[k].comm, 1, &V[k].req));
             else if (V[k].kind == V_MPI_W_INIT)
                 TRY(mpi_w_init(&V[k], &B));
+            else if (V[k].kind == V_PEER) /* its schedule holds these buffers' addresses */
+                TRY(peer_bind(V[k].comm, S.allgather, B.send, B.recv, b));
 
         /* verification: oracle against the expected pattern, every variant
          * against the oracle */
@@ -1010,8 +1049,9 @@ int main(int argc, char **argv)
         for (int k = 0; k < nv; k++) {
             V[k].wrong = verify(&V[k], &S, &B, expect, got);
             TRY(MPI_Allreduce(MPI_IN_PLACE, &V[k].wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD));
-            /* wrong data from MPI's own collectives is a finding about MPI:
-             * reported, timed anyway, fatal only with --strict */
+            /* wrong data from MPI's own collectives (or the peer) is a
+             * finding about them: reported, timed anyway, fatal only with
+             * --strict */
             if (V[k].wrong && (o.strict || V[k].kind == V_ISO || V[k].kind == V_PERSISTENT))
                 failed = 1;
         }
@@ -1023,8 +1063,9 @@ int main(int argc, char **argv)
             printf("\n");
             for (int k = 0; k < nv; k++)
                 if (V[k].wrong && !failed)
-                    printf("FAIL: %s delivers wrong data (MPI library bug, details on stderr); "
-                           "timed anyway, marked WRONG\n", V[k].name);
+                    printf("FAIL: %s delivers wrong data (%s, details on stderr); "
+                           "timed anyway, marked WRONG\n", V[k].name,
+                           V[k].kind == V_PEER ? "the peer's bug" : "MPI library bug");
             fflush(stdout);
         }
 
@@ -1143,7 +1184,7 @@ int main(int argc, char **argv)
                     snprintf(rd, sizeof rd, "%.2f", med[k] / med[ref_direct]);
                 if (ref_w >= 0)
                     snprintf(rw, sizeof rw, "%.2f", med[k] / med[ref_w]);
-                if (V[k].kind == V_ISO || V[k].kind == V_PERSISTENT) {
+                if (V[k].kind == V_ISO || V[k].kind == V_PERSISTENT || V[k].kind == V_PEER) {
                     snprintf(sends, sizeof sends, "%lld", V[k].sends);
                     snprintf(kib, sizeof kib, "%.1f", V[k].bytes / 1024.0);
                 }
@@ -1178,14 +1219,19 @@ int main(int argc, char **argv)
                 TRY(Iso_request_free(&V[k].req));
             else if (V[k].kind == V_MPI_W_INIT)
                 TRY(MPI_Request_free(&V[k].mreq));
+            else if (V[k].kind == V_PEER)
+                TRY(peer_unbind(V[k].comm, S.allgather));
         buffers_free(&B);
         free(expect);
         free(got);
         free(tmax);
     }
 
-    for (int k = 0; k < nv; k++)
+    for (int k = 0; k < nv; k++) {
         free(V[k].t);
+        if (V[k].kind == V_PEER) /* (its attribute's delete callback frees the rest) */
+            TRY(MPI_Comm_free(&V[k].comm));
+    }
     for (int a = 0; a < NALG; a++) {
         MPI_Comm c = isocomm[a];
         TRY(Iso_neighborhood_free(&isocomm[a]));
