@@ -68,17 +68,52 @@ void iso__arena_lifetimes(const iso_sched *s, int born[], int dies[])
             born[m] = dies[m] = -1;
 }
 
+/* A block: the messages of one lifetime, laid out one after the other
+ * (they are alive together anyway), placed as one. */
+typedef struct {
+    size_t size, off;
+    int born, dies, first; /* first: its first message in the index order */
+} block;
+
 typedef struct {
     size_t lo, hi;
 } span;
 
-static int by_size_desc(const void *x, const void *y)
+static int cmp_size_desc(const block *a, const block *b)
 {
-    const span *a = x, *b = y; /* lo: size, hi: message index */
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? 1 : -1;
-    return (a->hi > b->hi) - (a->hi < b->hi);
+    return a->size != b->size ? (a->size < b->size ? 1 : -1) : 0;
 }
+
+static int cmp_blocks(const void *x, const void *y, int how)
+{
+    const block *a = *(block *const *)x, *b = *(block *const *)y;
+    int la = a->dies - a->born, lb = b->dies - b->born, c = 0;
+    switch (how) {
+    case 1: /* longest lifetime first */
+        c = la != lb ? (la < lb ? 1 : -1) : 0;
+        break;
+    case 2: /* earliest first (left edge) */
+        c = a->born != b->born ? (a->born < b->born ? -1 : 1) : 0;
+        break;
+    case 3: /* most bytes x time first */
+        if ((double)a->size * (la + 1) != (double)b->size * (lb + 1))
+            c = (double)a->size * (la + 1) < (double)b->size * (lb + 1) ? 1 : -1;
+        break;
+    default: /* largest first */
+        break;
+    }
+    if (c == 0)
+        c = cmp_size_desc(a, b);
+    return c != 0 ? c : (a->first > b->first) - (a->first < b->first);
+}
+
+#define ARENA_ORDERS 4
+static int cmp_order0(const void *x, const void *y) { return cmp_blocks(x, y, 0); }
+static int cmp_order1(const void *x, const void *y) { return cmp_blocks(x, y, 1); }
+static int cmp_order2(const void *x, const void *y) { return cmp_blocks(x, y, 2); }
+static int cmp_order3(const void *x, const void *y) { return cmp_blocks(x, y, 3); }
+static int (*const block_orders[ARENA_ORDERS])(const void *, const void *) = {
+    cmp_order0, cmp_order1, cmp_order2, cmp_order3};
 
 static int by_start(const void *x, const void *y)
 {
@@ -86,46 +121,90 @@ static int by_start(const void *x, const void *y)
     return (a->lo > b->lo) - (a->lo < b->lo);
 }
 
-/* Offline first fit, largest message first: each message goes to the
- * lowest offset (a multiple of 8) where it overlaps no message already
- * placed whose lifetime overlaps its own.  O(M^2 log M) for M messages, once
- * per plan.  *total: the arena's size, at least the most bytes live at any
- * time point. */
+/* First fit in the given order: each block goes to the lowest offset where
+ * it overlaps no block placed before it whose lifetime overlaps its own.
+ * Returns the arena's size. */
+static size_t first_fit(block **order, int nb, span *busy)
+{
+    size_t total = 0;
+    for (int i = 0; i < nb; i++) {
+        block *b = order[i];
+        size_t pos = 0;
+        int nbusy = 0;
+        for (int j = 0; j < i; j++) /* placed blocks alive with b */
+            if (order[j]->born <= b->dies && b->born <= order[j]->dies && order[j]->size > 0)
+                busy[nbusy++] = (span){order[j]->off, order[j]->off + order[j]->size};
+        qsort(busy, (size_t)nbusy, sizeof *busy, by_start);
+        for (int j = 0; j < nbusy && busy[j].lo < pos + b->size; j++)
+            if (busy[j].hi > pos)
+                pos = busy[j].hi;
+        b->off = pos;
+        if (pos + b->size > total)
+            total = pos + b->size;
+    }
+    return total;
+}
+
+/* Messages of one lifetime form a block; the blocks are placed by first fit
+ * in a few orders (largest, longest-lived, earliest, most bytes x time
+ * first), and the smallest arena wins.  O(B^2 log B) per order for B
+ * blocks (at most one per pair of time points), once per plan.  *total is
+ * at least the most bytes alive at any time point. */
 int iso__arena_layout(const iso_sched *s, const size_t bytes[], size_t off[], size_t *total)
 {
-    int nm = s->nmsgs, err = MPI_SUCCESS;
-    int *born = malloc(sizeof(int) * ((size_t)nm + 1)), *dies = malloc(sizeof(int) * ((size_t)nm + 1));
-    span *order = malloc(sizeof(span) * ((size_t)nm + 1)), *busy = malloc(sizeof(span) * ((size_t)nm + 1));
+    int nm = s->nmsgs, nb = 0, err = MPI_SUCCESS;
+    size_t n1 = (size_t)nm + 1;
+    int *born = malloc(sizeof(int) * n1), *dies = malloc(sizeof(int) * n1);
+    int *idx = malloc(sizeof(int) * n1), *blk = malloc(sizeof(int) * n1);
+    block *blocks = malloc(sizeof(block) * n1), **order = malloc(sizeof(block *) * n1);
+    span *busy = malloc(sizeof(span) * n1);
+    size_t *best = malloc(sizeof(size_t) * n1);
     *total = 0;
-    if (!born || !dies || !order || !busy) {
+    if (!born || !dies || !idx || !blk || !blocks || !order || !busy || !best) {
         err = iso__error(ISO_ERR_NOMEM);
         goto fn_exit;
     }
     iso__arena_lifetimes(s, born, dies);
-    for (int m = 0; m < nm; m++)
-        order[m] = (span){aligned(bytes[m]), (size_t)m};
-    qsort(order, (size_t)nm, sizeof *order, by_size_desc);
-    for (int i = 0; i < nm; i++) {
-        int m = (int)order[i].hi, nbusy = 0;
-        size_t size = order[i].lo, pos = 0;
-        for (int j = 0; j < i; j++) { /* placed messages alive with m */
-            int q = (int)order[j].hi;
-            if (born[q] <= dies[m] && born[m] <= dies[q] && order[j].lo > 0)
-                busy[nbusy++] = (span){off[q], off[q] + order[j].lo};
-        }
-        qsort(busy, (size_t)nbusy, sizeof *busy, by_start);
-        for (int j = 0; j < nbusy && busy[j].lo < pos + size; j++)
-            if (busy[j].hi > pos)
-                pos = busy[j].hi;
-        off[m] = pos;
-        if (pos + size > *total)
-            *total = pos + size;
+    /* the blocks: messages sorted by lifetime (insertion sort, stable) */
+    for (int m = 0; m < nm; m++) {
+        int i = m;
+        for (; i > 0 && (born[idx[i - 1]] > born[m] ||
+                         (born[idx[i - 1]] == born[m] && dies[idx[i - 1]] > dies[m]));
+             i--)
+            idx[i] = idx[i - 1];
+        idx[i] = m;
     }
+    for (int i = 0; i < nm; i++) {
+        int m = idx[i];
+        if (i == 0 || born[m] != blocks[nb - 1].born || dies[m] != blocks[nb - 1].dies)
+            blocks[nb++] = (block){0, 0, born[m], dies[m], m};
+        blk[m] = nb - 1;
+        off[m] = blocks[nb - 1].size; /* within its block, for now */
+        blocks[nb - 1].size += aligned(bytes[m]);
+    }
+    for (int how = 0; how < ARENA_ORDERS; how++) {
+        size_t size;
+        for (int b = 0; b < nb; b++)
+            order[b] = &blocks[b];
+        qsort(order, (size_t)nb, sizeof *order, block_orders[how]);
+        size = first_fit(order, nb, busy);
+        if (how == 0 || size < *total) {
+            *total = size;
+            for (int b = 0; b < nb; b++)
+                best[b] = blocks[b].off;
+        }
+    }
+    for (int m = 0; m < nm; m++)
+        off[m] += best[blk[m]];
 fn_exit:
     free(born);
     free(dies);
+    free(idx);
+    free(blk);
+    free(blocks);
     free(order);
     free(busy);
+    free(best);
     return err;
 }
 
