@@ -46,6 +46,17 @@ static int rank_of(int n, const int dims[], const int c[])
     return r;
 }
 
+/* Where a submessage at VPT rank at for VPT rank dest goes at stage d:
+ * at's coordinates with dest's in dimension d. */
+static int hop(int n, const int dims[], int at, int dest, int d)
+{
+    int ca[16], cb[16];
+    coords(n, dims, at, ca);
+    coords(n, dims, dest, cb);
+    ca[d] = cb[d];
+    return rank_of(n, dims, ca);
+}
+
 /* Messages, bytes per stage and forwarded bytes of rank me, with 4-byte
  * elements. */
 static const int *g_vrank; /* the VPT rank of each rank (NULL: the same) */
@@ -65,14 +76,10 @@ static void expected(const gpattern *g, int n, const int dims[], int me, int msg
         msgs[d] = 0, bytes[d] = 0;
     for (int a = 0; a < p; a++)
         for (int e = g->first[a]; e < g->first[a + 1]; e++) {
-            int at = vr(a), ca[16], cb[16];
+            int at = vr(a);
             me = vr(g->rank);
-            coords(n, dims, vr(g->dst[e]), cb);
             for (int d = 0; d < n; d++) {
-                int next;
-                coords(n, dims, at, ca);
-                ca[d] = cb[d];
-                next = rank_of(n, dims, ca);
+                int next = hop(n, dims, at, vr(g->dst[e]), d);
                 if (next != at && at == me) {
                     if (!to[(size_t)d * (size_t)p + (size_t)next]++)
                         msgs[d]++;
@@ -105,13 +112,9 @@ static void expected_buffers(const gpattern *g, int n, const int dims[], long lo
     *live = *sum = 0;
     for (int a = 0; a < p; a++)
         for (int e = g->first[a]; e < g->first[a + 1]; e++) {
-            int at = vr(a), held = -1, ca[16], cb[16], bytes = 8 + 4 * g->cnt[e];
-            coords(n, dims, vr(g->dst[e]), cb);
+            int at = vr(a), held = -1, bytes = 8 + 4 * g->cnt[e];
             for (int d = 0; d < n; d++) {
-                int next;
-                coords(n, dims, at, ca);
-                ca[d] = cb[d];
-                next = rank_of(n, dims, ca);
+                int next = hop(n, dims, at, vr(g->dst[e]), d);
                 if (at == me && next != at) {
                     out[(size_t)d * (size_t)p + (size_t)next] += bytes;
                     if (held >= 0 && dies[held] < 3 * d)
