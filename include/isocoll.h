@@ -493,9 +493,14 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *                   per submessage; -1 before one completed);
  *   *forwarded      bytes of other processes' submessages it passed on
  *                   (-1 before a completed start);
- *   *buffer_bytes   the message buffers the request holds (the peak: they
- *                   are allocated when the plan is made, one per message of
- *                   the plan, and reused by every start).
+ *   *buffer_bytes   the peak memory of its message buffers: the size of
+ *                   the one allocation (made with the plan, reused by
+ *                   every start) that holds every packed message of every
+ *                   stage, messages that are never alive at the same time
+ *                   sharing bytes (a stage's buffers serve later stages).
+ *                   The user's send and receive buffers are not counted:
+ *                   with them the peak is about 2x theirs (the paper's
+ *                   bound; DESIGN.md, "Virtual process topology").
  * ISO_ERR_REQUEST if request is not a vpt request (direct ran: the
  * algorithm named by Iso_request_schedule_info); ISO_ERR_ARG for NULL
  * outputs. */

@@ -15,11 +15,13 @@
  * stage -- and receives theirs, so it knows what arrives and where it goes
  * next.  The plan is one schedule (sched/) whose round d is stage d: PACK +
  * SEND_MSG per line neighbor it sends to, RECV_MSG per neighbor that sends
- * to it, and in the last round a DELIVER per received edge, into the slot
- * of the k-th occurrence of its source.  The executor runs it in pack mode
- * (the message header carries each submessage's byte size); a persistent
- * request's Iso_start moves only data: no header exchange, and buffers
- * sized when the plan was made. */
+ * to it, and a DELIVER per submessage for this process in the round it
+ * arrives (its own ones in round 0), into the slot of the k-th occurrence
+ * of its source.  The executor runs it in pack mode (the message header
+ * carries each submessage's byte size); a persistent request's Iso_start
+ * moves only data: no header exchange, and buffers sized when the plan was
+ * made, in one arena where messages whose lifetimes do not overlap share
+ * memory (sched/arena.c). */
 #include "coll/coll.h"
 #include <limits.h>
 #include <stdint.h>
@@ -240,6 +242,10 @@ typedef struct {
     int nsend, nrecv;
     const int *dests, *sources; /* sources NULL: unknown, delivered in arrival order */
     iso_vpt_arrival *arrived;   /* then: what arrived, slot by slot */
+    int arrived_cap;
+    int *src_pairs;  /* sources known: sorted_pairs(sources) */
+    char *filled;    /* per receive slot: delivered */
+    int ndelivered;
     iso_sched *s;
     item *held;      /* submessages on this process before the stage */
     int nheld, held_cap;
@@ -317,6 +323,49 @@ static int note_size(plan_t *pl, int m, size_t bytes)
     int err = iso__grow(&pl->msgsize, &pl->msgsize_cap, m + 1, sizeof *pl->msgsize);
     if (err == MPI_SUCCESS)
         pl->msgsize[m] = bytes;
+    return err;
+}
+
+/* Submessage it has arrived here (it stays for the remaining stages): a
+ * DELIVER in the local stage of the current round, so the message that
+ * brought it may die once its other entries are forwarded (sched/arena.c).
+ * Its slot: that of the ord-th occurrence of its source, or, when the
+ * sources are unknown (the SDDE), the next arrival, which is recorded. */
+static int deliver(plan_t *pl, const item *it)
+{
+    int slot = pl->ndelivered, at = -1, err = MPI_SUCCESS;
+    if (it->h.dest != pl->rank || it->h.bytes > INT_MAX)
+        return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage for another process");
+    if (pl->sources == NULL) {
+        if ((err = iso__grow(&pl->arrived, &pl->arrived_cap, slot + 1, sizeof *pl->arrived)))
+            return err;
+        pl->arrived[slot] = (iso_vpt_arrival){(int)it->h.src, (int)it->h.bytes};
+    } else {
+        if (it->h.ord >= 0 && it->h.ord < pl->nrecv)
+            at = first_of(pl->src_pairs, pl->nrecv, it->h.src) + (int)it->h.ord;
+        if (at < 0 || at >= pl->nrecv || pl->src_pairs[2 * at] != it->h.src ||
+            pl->filled[slot = pl->src_pairs[2 * at + 1]])
+            return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
+                                  it->h.src);
+        pl->filled[slot] = 1;
+    }
+    pl->ndelivered++;
+    iso_op op = {.kind = ISO_OP_DELIVER, .src = it->piece, .slot = slot, .first = 1};
+    return iso__sched_add(pl->s, &op);
+}
+
+/* The submessages next[from ..] that are for this process are delivered
+ * and leave the list; the others stay, in order. */
+static int deliver_arrived(plan_t *pl, int from)
+{
+    int kept = from, err = MPI_SUCCESS;
+    for (int i = from; i < pl->nnext && !err; i++) {
+        if (pl->next[i].vdest == pl->v->me)
+            err = deliver(pl, &pl->next[i]);
+        else
+            pl->next[kept++] = pl->next[i];
+    }
+    pl->nnext = kept;
     return err;
 }
 
@@ -419,12 +468,14 @@ static int plan_stage(plan_t *pl, int d)
         }
     }
     for (int j = 0; j < k && !err; j++) {
-        int m = -1, peer = v->me + (j - c) * stride;
+        int m = -1, peer = v->me + (j - c) * stride, from = pl->nnext;
         size_t bytes = sizeof(int64_t) * (size_t)(j == c ? 0 : rn[j]);
-        if (j == c) { /* what stays here */
+        if (j == c) { /* what stays here (at stage 0: for oneself too) */
             for (int e = 0; e < cnt[j] && !err; e++)
                 if (!(err = iso__grow(&pl->next, &pl->next_cap, pl->nnext + 1, sizeof *pl->next)))
                     pl->next[pl->nnext++] = pl->held[order[off[j] + e]];
+            if (!err)
+                err = deliver_arrived(pl, from);
             continue;
         }
         if (rn[j] == 0)
@@ -447,8 +498,8 @@ static int plan_stage(plan_t *pl, int d)
         }
         if (!err) {
             iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = peer, .tag = d};
-            if (!(err = iso__sched_add(pl->s, &recv)))
-                err = note_size(pl, m, bytes);
+            if (!(err = iso__sched_add(pl->s, &recv)) && !(err = note_size(pl, m, bytes)))
+                err = deliver_arrived(pl, from);
         }
     }
     if (!err) { /* the received and kept submessages are held for the next stage */
@@ -476,53 +527,19 @@ fn_exit:
     return err;
 }
 
-/* After the last stage every held submessage is for this process: each goes
- * into the slot of the ord-th occurrence of its source, or, when the
- * sources are unknown (the SDDE), into slot i for the i-th arrival, which
- * is recorded. */
-static int plan_deliveries(plan_t *pl)
+/* After the last stage every submessage has been delivered where it
+ * arrived: one per receive slot when the sources are known. */
+static int check_delivered(plan_t *pl)
 {
-    int *pairs = NULL, err = MPI_SUCCESS;
-    char *filled = NULL;
-    if (pl->sources == NULL) {
-        pl->nrecv = pl->nheld;
-        if ((pl->arrived = malloc(sizeof *pl->arrived * ((size_t)pl->nheld + 1))) == NULL)
-            return iso__error(ISO_ERR_NOMEM);
-        for (int i = 0; i < pl->nheld && !err; i++) {
-            iso_op op = {.kind = ISO_OP_DELIVER, .src = pl->held[i].piece, .slot = i, .first = 1};
-            if (pl->held[i].h.dest != pl->rank || pl->held[i].h.bytes > INT_MAX)
-                return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage for another process");
-            pl->arrived[i] = (iso_vpt_arrival){(int)pl->held[i].h.src, (int)pl->held[i].h.bytes};
-            err = iso__sched_add(pl->s, &op);
-        }
-        return err;
-    }
-    pairs = sorted_pairs(pl->sources, pl->nrecv);
-    filled = calloc((size_t)pl->nrecv + 1, 1);
-    if (pairs == NULL || filled == NULL) {
-        err = iso__error(ISO_ERR_NOMEM);
-        goto fn_exit;
-    }
-    if (pl->nheld != pl->nrecv)
-        err = iso__error_msg(ISO_ERR_INTERN, "VPT: %d submessages arrived for %d sources",
-                             pl->nheld, pl->nrecv);
-    for (int i = 0; i < pl->nheld && !err; i++) {
-        const item *it = &pl->held[i];
-        int at = first_of(pairs, pl->nrecv, it->h.src) + (int)it->h.ord, slot;
-        if (it->h.dest != pl->rank || at >= pl->nrecv || pairs[2 * at] != it->h.src ||
-            filled[slot = pairs[2 * at + 1]]) {
-            err = iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
-                                 it->h.src);
-            break;
-        }
-        filled[slot] = 1;
-        iso_op op = {.kind = ISO_OP_DELIVER, .src = it->piece, .slot = slot, .first = 1};
-        err = iso__sched_add(pl->s, &op);
-    }
-fn_exit:
-    free(pairs);
-    free(filled);
-    return err;
+    if (pl->nheld != 0)
+        return iso__error_msg(ISO_ERR_INTERN, "VPT: %d submessages left after the last stage",
+                              pl->nheld);
+    if (pl->sources == NULL)
+        pl->nrecv = pl->ndelivered;
+    else if (pl->ndelivered != pl->nrecv)
+        return iso__error_msg(ISO_ERR_INTERN, "VPT: %d submessages arrived for %d sources",
+                              pl->ndelivered, pl->nrecv);
+    return MPI_SUCCESS;
 }
 
 static int build_plan(plan_t *pl, const iso_args *a)
@@ -531,7 +548,7 @@ static int build_plan(plan_t *pl, const iso_args *a)
     long long hops;
     for (int d = 0; d < pl->v->n && !err; d++) {
         if ((err = plan_stage(pl, d)) == MPI_SUCCESS && d == pl->v->n - 1)
-            err = plan_deliveries(pl);
+            err = check_delivered(pl);
         if (!err)
             err = iso__sched_end_round(pl->s);
     }
@@ -562,7 +579,11 @@ int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, i
     pl.nrecv = nrecv;
     pl.sources = sources;
     pl.hdr_tag = iso__tags_reserve(v->priv, v->n);
-    if ((err = iso__sched_new(&pl.s)) == MPI_SUCCESS && (err = build_plan(&pl, a)) == MPI_SUCCESS) {
+    if (sources && (!(pl.src_pairs = sorted_pairs(sources, nrecv)) ||
+                    !(pl.filled = calloc((size_t)nrecv + 1, 1))))
+        err = iso__error(ISO_ERR_NOMEM);
+    else if ((err = iso__sched_new(&pl.s)) == MPI_SUCCESS &&
+             (err = build_plan(&pl, a)) == MPI_SUCCESS) {
         out->sched = pl.s;
         out->msgsize = pl.msgsize;
         out->arrived = pl.arrived;
@@ -576,6 +597,8 @@ int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, i
     free(pl.next);
     free(pl.msgsize);
     free(pl.arrived);
+    free(pl.src_pairs);
+    free(pl.filled);
     return err;
 }
 

@@ -1,5 +1,5 @@
 /* The schedule request, shared by the files of the executor (executor.c,
- * message.c, datatype.c, retain.c); nothing outside sched/ sees it. */
+ * message.c, datatype.c, retain.c, arena.c); nothing outside sched/ sees it. */
 #ifndef ISO_SCHED_EXEC_H
 #define ISO_SCHED_EXEC_H
 
@@ -28,6 +28,10 @@ typedef struct {
     int npending;
     void **msgbuf; /* packed messages */
     size_t *msgcap, *msglen;
+    size_t *msgfwd; /* per outgoing message: bytes of the incoming entries it carries */
+    char *arena;    /* NULL, or the one allocation msgbuf[m] point into (arena.c) */
+    size_t arena_bytes;
+    int deliver_fail; /* the first failed delivery of this execution (executor.c) */
     size_t *entry_off; /* per piece of an incoming packed message: its offset */
     void *tmp; /* one reduction vector */
     size_t tmpcap;
@@ -79,6 +83,16 @@ int iso__deliver_in_place(const iso_sreq *r, const iso_op *op);
  * r's own buffers: what stays, in bytes. */
 size_t iso__msgbufs_trim(iso_sreq *r);
 void iso__msgbufs_free(iso_sreq *r);
+
+/* arena.c: message buffers in one allocation, shared by messages whose
+ * lifetimes do not overlap.  The lifetime of message m is [born[m],
+ * dies[m]] in time points 3 * round + stage (-1: no op touches it). */
+void iso__arena_lifetimes(const iso_sched *s, int born[], int dies[]);
+/* Offsets (multiples of 8) for messages of bytes[m] bytes such that no two
+ * messages alive at one time point overlap; *total: the arena's size. */
+int iso__arena_layout(const iso_sched *s, const size_t bytes[], size_t off[], size_t *total);
+/* Makes r's message buffers slices of one arena, exactly bytes[m] each. */
+int iso__arena_reserve(iso_sreq *r, const size_t bytes[]);
 
 /* datatype.c */
 int iso__vectors_alloc(iso_sreq *r);

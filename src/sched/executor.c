@@ -192,6 +192,16 @@ static void check_messages(iso_sreq *r)
     }
 }
 
+/* A failed delivery is this process's own: a DELIVER writes only into the
+ * receive buffer, which no later op reads, so the request goes on packing
+ * and forwarding (vpt delivers stage by stage, while it still forwards
+ * others' submessages) and reports the error when it completes. */
+static void deliver_failed(iso_sreq *r, int err)
+{
+    if (err != MPI_SUCCESS && r->deliver_fail == MPI_SUCCESS)
+        r->deliver_fail = err;
+}
+
 static int finish_round(iso_sreq *r)
 {
     const iso_sched *s = r->sched;
@@ -203,11 +213,13 @@ static int finish_round(iso_sreq *r)
         if (op->kind == ISO_OP_REDUCE)
             err = MPI_Reduce_local(addr(r, &op->a), addr(r, &op->b), op->b.count, op->b.type,
                                    op->op);
-        else if ((op->kind == ISO_OP_DELIVER && !iso__deliver_in_place(r, op)) ||
-                 op->kind == ISO_OP_ACC)
+        else if (op->kind == ISO_OP_DELIVER) {
+            if (!iso__deliver_in_place(r, op)) /* datatype mode: received in its slot */
+                deliver_failed(r, iso__deliver(r, op));
+        } else if (op->kind == ISO_OP_ACC)
             err = iso__deliver(r, op);
     }
-    return err;
+    return err != MPI_SUCCESS || r->round < s->nrounds - 1 ? err : r->deliver_fail;
 }
 
 static void complete(iso_sreq *r, int err)
@@ -267,6 +279,7 @@ static int start(struct iso_request_s *req)
     r->round = 0;
     r->posted = 0;
     r->fail = MPI_SUCCESS;
+    r->deliver_fail = MPI_SUCCESS;
     r->packed_bytes = 0;
     if (r->sched->nrounds == 0) {
         r->packed_last = 0;
@@ -420,9 +433,10 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
         r->msgcap = calloc((size_t)nm + 1, sizeof *r->msgcap);
     }
     r->msglen = calloc((size_t)nm + 1, sizeof *r->msglen);
+    r->msgfwd = calloc((size_t)nm + 1, sizeof *r->msgfwd);
     r->entry_off = malloc(sizeof *r->entry_off * ((size_t)sched->npieces + 1));
     if (!r->reqs || !r->stats || !r->reqop || !r->got || !r->pending || !r->scratch_mem ||
-        !r->msgbuf || !r->msgcap || !r->msglen || !r->entry_off)
+        !r->msgbuf || !r->msgcap || !r->msglen || !r->msgfwd || !r->entry_off)
         err = iso__error(ISO_ERR_NOMEM);
     if (!err && retain_args)
         err = iso__args_retain(r, nsend, nrecv);
@@ -489,11 +503,10 @@ void iso__sched_request_drop(struct iso_request_s *req)
 int iso__sched_request_reserve(struct iso_request_s *req, const size_t bytes[])
 {
     iso_sreq *r = (iso_sreq *)req;
-    int err = MPI_SUCCESS;
-    if (req->kind != &sched_kind)
+    int err;
+    if (req->kind != &sched_kind || r->datatype)
         return iso__error(ISO_ERR_INTERN);
-    for (int m = 0; m < r->sched->nmsgs && !err; m++)
-        err = iso__reserve(&r->msgbuf[m], &r->msgcap[m], bytes[m] + 1);
+    err = iso__arena_reserve(r, bytes);
     /* the sizes of its incoming messages are known too: no probe */
     if (!err && r->recv_size == NULL &&
         (r->recv_size = malloc(sizeof *r->recv_size * ((size_t)r->sched->nmsgs + 1))) == NULL)
@@ -514,8 +527,8 @@ int iso__sched_request_rounds(const struct iso_request_s *req, int maxrounds, in
         return iso__error_msg(ISO_ERR_REQUEST, "not a request of a neighborhood collective");
     *nrounds = s->nrounds;
     *forwarded = ran ? 0 : -1;
-    *buffer_bytes = 0;
-    for (int m = 0; m < s->nmsgs; m++)
+    *buffer_bytes = (long long)r->arena_bytes;
+    for (int m = 0; m < s->nmsgs && r->arena == NULL; m++)
         *buffer_bytes += (long long)r->msgcap[m];
     for (int round = 0; round < s->nrounds; round++) {
         int nm = 0;
@@ -526,13 +539,9 @@ int iso__sched_request_rounds(const struct iso_request_s *req, int maxrounds, in
                 continue;
             nm++;
             if (op->kind == ISO_OP_SEND_MSG && !r->datatype) {
-                const iso_msg *msg = &s->msgs[op->msg];
                 b += (long long)r->msglen[op->msg];
-                for (int e = 0; ran && e < msg->n; e++) {
-                    iso_piece pc = s->pieces[msg->first + e];
-                    if (pc.msg >= 0) /* an entry of an incoming message: forwarded */
-                        *forwarded += ((const int64_t *)r->msgbuf[pc.msg])[pc.index];
-                }
+                if (ran) /* entries of incoming messages sent on */
+                    *forwarded += (long long)r->msgfwd[op->msg];
             }
         }
         if (round < maxrounds) {

@@ -182,7 +182,14 @@ static int has_place(const iso_sreq *r, iso_piece pc)
 
 int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes)
 {
-    int err = iso__reserve(&r->msgbuf[m], &r->msgcap[m], bytes + 1);
+    int err;
+    if (r->arena) /* sized by the plan, never reallocated: more is the plan's mistake */
+        err = bytes <= r->msgcap[m]
+                  ? MPI_SUCCESS
+                  : iso__error_msg(ISO_ERR_INTERN, "message %d: %zu bytes in a slice of %zu", m,
+                                   bytes, r->msgcap[m]);
+    else
+        err = iso__reserve(&r->msgbuf[m], &r->msgcap[m], bytes + 1);
     if (err == MPI_SUCCESS)
         r->msglen[m] = bytes;
     return err;
@@ -192,7 +199,7 @@ int iso__pack_message(iso_sreq *r, int m)
 {
     const iso_msg *msg = &r->sched->msgs[m];
     const iso_piece *pc = r->sched->pieces + msg->first;
-    size_t total = (size_t)msg->n * sizeof(int64_t), sz;
+    size_t total = (size_t)msg->n * sizeof(int64_t), sz, fwd = 0;
     int64_t *hdr;
     char *src;
     int pos, err = MPI_SUCCESS;
@@ -228,9 +235,11 @@ int iso__pack_message(iso_sreq *r, int m)
             memcpy((char *)r->msgbuf[m] + pos, src, sz);
             hdr[k] = (int64_t)sz;
             pos += (int)sz;
+            fwd += sz;
         }
     }
     r->msglen[m] = (size_t)pos;
+    r->msgfwd[m] = fwd;
     return err;
 }
 
@@ -318,6 +327,8 @@ size_t iso__msgbufs_trim(iso_sreq *r)
 {
     const iso_sched *s = r->sched;
     size_t kept = 0;
+    if (r->arena) /* slices of exactly their messages' sizes: all stays */
+        return r->arena_bytes;
     if (r->msgbuf == NULL || r->msgcap == NULL)
         return 0;
     for (int m = 0; m < s->nmsgs; m++) {
@@ -339,18 +350,21 @@ size_t iso__msgbufs_trim(iso_sreq *r)
 void iso__msgbufs_free(iso_sreq *r)
 {
     iso_sched *s = r->sched;
-    int keep = r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1 && !r->no_spare;
+    int keep = r->msgbuf && r->msgcap && s->spare_buf == NULL && s->refs > 1 && !r->no_spare &&
+               r->arena == NULL; /* slices of an arena are no buffers of their own */
     if (keep && iso__msgbufs_trim(r) > 0) {
         s->spare_buf = r->msgbuf;
         s->spare_cap = r->msgcap;
     } else {
-        if (r->msgbuf)
+        if (r->msgbuf && r->arena == NULL)
             for (int m = 0; m < s->nmsgs; m++)
                 free(r->msgbuf[m]);
+        free(r->arena);
         free(r->msgbuf);
         free(r->msgcap);
     }
     free(r->msglen);
+    free(r->msgfwd);
     free(r->entry_off);
     free(r->tmp);
 }

@@ -5,6 +5,7 @@
  *   schedule.c   building a schedule, its datatypes, statistics
  *   executor.c   the schedule request: rounds posted and completed in order
  *   message.c    where a block is, packed messages, deliveries (pack mode)
+ *   arena.c      message buffers of plans with known sizes: one allocation
  *   datatype.c   datatype mode: struct types over MPI_BOTTOM, scratch vectors
  *   retain.c     keeping the caller's arrays and datatypes alive */
 #ifndef ISO_SCHED_H
@@ -253,15 +254,18 @@ void iso__sched_request_drop(struct iso_request_s *r);
 int iso__sched_request_describe(const struct iso_request_s *r, const char **algorithm,
                                 const char **mode, int *rounds, int *messages,
                                 long long *bytes);
-/* Gives every packed-message buffer of request r room for bytes[m] bytes now
- * (plans whose message sizes are known when the request is made: its
- * executions then allocate nothing). */
+/* Gives packed message m of request r (pack mode) a buffer of exactly
+ * bytes[m] bytes now, all of them slices of one arena in which messages
+ * with overlapping lifetimes never share bytes (arena.c): for plans whose
+ * message sizes are known when the request is made.  Its executions then
+ * allocate nothing; a message larger than its slice is ISO_ERR_INTERN. */
 int iso__sched_request_reserve(struct iso_request_s *r, const size_t bytes[]);
 /* Per round of request r (up to maxrounds of them): the messages it sends,
  * and the bytes sent by its last completed execution (packed messages with
  * their headers; -1 before one completed); over all rounds the bytes of
  * entries taken from incoming messages and sent on (*forwarded, -1 before
- * an execution) and the bytes of message buffers held (*buffer_bytes).  For
+ * an execution) and the bytes of message buffers held (*buffer_bytes: the
+ * arena's size if iso__sched_request_reserve made one, the peak).  For
  * pack mode and direct ops (SEND bytes are not counted).  The REQUEST code
  * if r is not a schedule request. */
 int iso__sched_request_rounds(const struct iso_request_s *r, int maxrounds, int *nrounds,
