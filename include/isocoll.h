@@ -475,10 +475,15 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * Cartesian communicator at the first use of a shape (kept with the
  * communicator), then exchanges submessage headers (final destination,
  * source, edge ordinal, bytes) with its line neighbors stage by stage: the
- * plan.  Blocking and nonblocking calls make the plan every call, and a
- * nonblocking call returns once its plan is made (the data then moves in
- * the background).  A persistent request makes it once: every Iso_start
- * moves only data (no header exchange, no allocation).
+ * plan.  A blocking or nonblocking call reuses the plan of the previous
+ * such call on the communicator when the shape and every process's send
+ * block sizes in bytes are those of that call (decided in the same
+ * allreduce: a change on one process makes every process plan anew); the
+ * plan holds sizes, not buffer addresses, so other buffers and datatypes
+ * of the same sizes reuse it.  A nonblocking call returns once its plan is
+ * made (the data then moves in the background).  A persistent request
+ * makes its own plan once: every Iso_start moves only data (no header
+ * exchange, no allocation).
  */
 
 /* What a VPT exchange did (the vpt algorithm on a distributed graph

@@ -206,7 +206,13 @@ typedef struct {
     int *sources, *dests; /* MPI_Dist_graph_neighbors (one allocation) */
     iso_priv *priv;       /* duplicate of the communicator (MPI_Comm_idup) */
     iso_graph_opts opts;  /* environment, then the communicator's info */
+    struct iso_vpt_cache_s *vpt_cache; /* vpt.c: the plan of the last blocking or
+                                        * nonblocking vpt call */
+    long long vpt_plans;  /* plans those calls made (the same on every process) */
 } iso_graph;
+
+/* Frees the cached plan (with the graph state). */
+void iso__vpt_cache_free(struct iso_vpt_cache_s *c);
 
 /* *is_graph: is comm a distributed graph communicator?  Then *out is its
  * state, made at the first call with create (local, plus an MPI_Comm_idup);

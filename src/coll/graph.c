@@ -16,6 +16,7 @@ static void graph_free(iso_graph *g)
     if (g == NULL)
         return;
     iso__priv_release(g->priv);
+    iso__vpt_cache_free(g->vpt_cache);
     free(g->sources);
     free(g);
 }

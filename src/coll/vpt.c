@@ -190,11 +190,14 @@ fn_fail:
 /* One allreduce over the graph communicator's private communicator: the
  * outcome of the argument checks (library error number or MPI class, the
  * same on every process) and the shape, which every process must have
- * alike.  Returns this process's error, or one that says another process
+ * alike; with hit, whether every process can use the plan it cached (*hit
+ * in: this one can; out: all can, with plans of one call, generation
+ * gen).  Returns this process's error, or one that says another process
  * failed. */
-static int agree(iso_priv *priv, int err, int n, const int dims[], long long stats[2])
+static int agree(iso_priv *priv, int err, int n, const int dims[], long long stats[2], int *hit,
+                 long long gen)
 {
-    long long v[6] = {0, 0, 0, 0, 0, 0}, r[6];
+    long long v[9] = {0, 0, 0, 0, 0, 0, 1, 0, 0}, r[9];
     MPI_Request req;
     int ready, rc;
     if (err != MPI_SUCCESS) {
@@ -214,10 +217,17 @@ static int agree(iso_priv *priv, int err, int n, const int dims[], long long sta
         v[4] = stats[0];
         v[5] = stats[1];
     }
+    if (hit) { /* a miss anywhere is a miss everywhere; one generation */
+        v[6] = !*hit;
+        v[7] = gen;
+        v[8] = -gen;
+    }
     if ((rc = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
-        (rc = MPI_Iallreduce(v, r, 6, MPI_LONG_LONG, MPI_MAX, priv->comm, &req)) ||
+        (rc = MPI_Iallreduce(v, r, 9, MPI_LONG_LONG, MPI_MAX, priv->comm, &req)) ||
         (rc = iso__progress_wait(&req)) != MPI_SUCCESS)
         return rc;
+    if (hit)
+        *hit = r[6] == 0 && r[7] == -r[8];
     if (stats) {
         stats[0] = r[4];
         stats[1] = r[5];
@@ -655,7 +665,7 @@ int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[])
 
 int iso__vpt_agree(iso_priv *priv, int err, int n, const int dims[])
 {
-    return agree(priv, err, n, dims, NULL);
+    return agree(priv, err, n, dims, NULL, NULL, 0);
 }
 
 /* ---- auto ---------------------------------------------------------------------------- */
@@ -695,17 +705,88 @@ static int choose_n(int p, long long mmax, long long mean_bytes, int persistent,
     return iso__vpt_dims_balanced(p, best_n, dims) == MPI_SUCCESS ? best_n : 1;
 }
 
+/* ---- the plan cache of blocking and nonblocking calls ----------------------------- */
+
+/* A plan holds counts, not pointers: the routes, the per-stage messages and
+ * their sizes follow from the shape and every process's send block sizes
+ * alone (the pieces name send blocks and receive slots by index; the
+ * request binds them to each call's buffers).  So a call may reuse the
+ * last call's plan if the shape is the same and no process's send block
+ * sizes changed -- which the agreement's allreduce establishes (every
+ * process votes; all plans must come from the same call, generation
+ * g->vpt_plans). */
+struct iso_vpt_cache_s {
+    long long gen;
+    int n, dims[ISO_VPT_MAXDIMS], locality;
+    long long *sizes; /* [outdegree] bytes of each send block */
+    iso_vpt_plan_out plan;
+};
+
+void iso__vpt_cache_free(struct iso_vpt_cache_s *c)
+{
+    if (c == NULL)
+        return;
+    iso__vpt_plan_free(&c->plan);
+    free(c->sizes);
+    free(c);
+}
+
+static long long send_block_bytes(const iso_args *a, int i)
+{
+    iso_loc l = iso__block(&a->send, ISO_BUF_SEND, i);
+    MPI_Count size = 0;
+    MPI_Type_size_x(l.type, &size);
+    return (long long)size * l.count;
+}
+
+/* Can this process use the cached plan for a call with the send blocks of
+ * a (its side of the vote)? */
+static int cache_fits(const iso_graph *g, const iso_args *a)
+{
+    const struct iso_vpt_cache_s *c = g->vpt_cache;
+    if (c == NULL)
+        return 0;
+    for (int i = 0; i < g->outdegree; i++)
+        if (c->sizes[i] != send_block_bytes(a, i))
+            return 0;
+    return 1;
+}
+
+/* Keeps *plan (taken over) as the cached plan of generation gen. */
+static void cache_put(iso_graph *g, const iso_vpt_opts *o, int n, const int dims[],
+                      const iso_args *a, long long gen, iso_vpt_plan_out *plan)
+{
+    struct iso_vpt_cache_s *c = calloc(1, sizeof *c);
+    if (c == NULL || (c->sizes = malloc(sizeof(long long) * ((size_t)g->outdegree + 1))) == NULL) {
+        free(c); /* not kept: the next call plans anew (the old plan is of another generation) */
+        iso__vpt_cache_free(g->vpt_cache);
+        g->vpt_cache = NULL;
+        return;
+    }
+    for (int i = 0; i < g->outdegree; i++)
+        c->sizes[i] = send_block_bytes(a, i);
+    c->gen = gen;
+    c->n = n;
+    memcpy(c->dims, dims, sizeof(int) * (size_t)n);
+    c->locality = o->locality;
+    c->plan = *plan;
+    memset(plan, 0, sizeof *plan);
+    iso__vpt_cache_free(g->vpt_cache);
+    g->vpt_cache = c;
+}
+
 /* ---- the request on a graph communicator ----------------------------------------- */
 
 int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
                      int err, int retain_args, int persistent, int *use_direct,
                      struct iso_request_s **out)
 {
-    int n = 0, dims[ISO_VPT_MAXDIMS];
+    int n = 0, dims[ISO_VPT_MAXDIMS], hit = 0, cacheable = !persistent;
     int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
-    long long stats[2] = {g->outdegree, 0};
+    long long stats[2] = {g->outdegree, 0}, gen = -1;
+    struct iso_vpt_cache_s *c;
     iso_vpt *v = NULL;
-    iso_vpt_plan_out plan;
+    iso_vpt_plan_out plan, *use = &plan;
     *out = NULL;
     *use_direct = 0;
     memset(&plan, 0, sizeof plan);
@@ -716,15 +797,14 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
         return err;
     }
     if (choose && err == MPI_SUCCESS) { /* mean bytes per edge */
-        for (int i = 0; i < g->outdegree; i++) {
-            iso_loc l = iso__block(&a->send, ISO_BUF_SEND, i);
-            MPI_Count size = 0;
-            MPI_Type_size_x(l.type, &size);
-            stats[1] += (long long)size * l.count;
-        }
+        for (int i = 0; i < g->outdegree; i++)
+            stats[1] += send_block_bytes(a, i);
         stats[1] = g->outdegree > 0 ? stats[1] / g->outdegree : 0;
     }
-    if ((err = agree(g->priv, err, n, dims, choose ? stats : NULL)) != MPI_SUCCESS)
+    if (cacheable && err == MPI_SUCCESS)
+        hit = cache_fits(g, a);
+    if ((err = agree(g->priv, err, n, dims, choose ? stats : NULL, cacheable ? &hit : NULL,
+                     g->vpt_cache ? g->vpt_cache->gen : -1)) != MPI_SUCCESS)
         return err;
     if (choose && (n = choose_n(g->size, stats[0], stats[1], persistent, dims)) == 1) {
         *use_direct = 1;
@@ -732,14 +812,30 @@ int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const
     }
     if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
         return err;
-    if ((err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree,
-                             g->sources, a, &plan)) == MPI_SUCCESS &&
-        (err = iso__sched_request(v->priv, comm, plan.sched, a, g->outdegree, g->indegree,
+    /* the shape is the same everywhere: so is this test's outcome */
+    c = g->vpt_cache;
+    if (hit && c->n == n && !memcmp(c->dims, dims, sizeof(int) * (size_t)n) &&
+        c->locality == o->vpt.locality) {
+        use = &c->plan;
+    } else {
+        hit = 0;
+        gen = cacheable ? ++g->vpt_plans : -1;
+        err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree, g->sources,
+                            a, &plan);
+    }
+    if (err == MPI_SUCCESS &&
+        (err = iso__sched_request(v->priv, comm, use->sched, a, g->outdegree, g->indegree,
                                   retain_args, persistent, ISO_MODE_PACK, "vpt", out)) ==
             MPI_SUCCESS &&
-        (err = iso__sched_request_reserve(*out, plan.msgsize)) != MPI_SUCCESS) {
+        (err = iso__sched_request_reserve(*out, use->msgsize)) != MPI_SUCCESS) {
         iso__request_destroy(*out);
         *out = NULL;
+    }
+    if (cacheable && !hit && err == MPI_SUCCESS) {
+        cache_put(g, &o->vpt, n, dims, a, gen, &plan);
+    } else if (cacheable && !hit) { /* no plan of this generation here */
+        iso__vpt_cache_free(g->vpt_cache);
+        g->vpt_cache = NULL;
     }
     iso__vpt_plan_free(&plan);
     return err;
