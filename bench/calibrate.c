@@ -209,12 +209,6 @@ static double batch(const probe *p, int iters)
     return (MPI_Wtime() - t0) / iters;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Slope of the medians of one series over x: the median of the slopes
  * between all pairs of points (Theil-Sen), so one disturbed point does not
  * spoil the fit. */
@@ -228,7 +222,7 @@ static double slope(const probe *P, int np, int series)
                 s[n++] = (P[j].med - P[i].med) / (double)(P[j].x - P[i].x);
     if (n == 0)
         return 0;
-    qsort(s, (size_t)n, sizeof(double), cmp_double);
+    qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
@@ -328,7 +322,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < np; k++) {
         TRY(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : P[k].t, P[k].t, reps, MPI_DOUBLE, MPI_MAX,
                        0, MPI_COMM_WORLD));
-        qsort(P[k].t, (size_t)reps, sizeof(double), cmp_double);
+        qsort(P[k].t, (size_t)reps, sizeof(double), bench_cmp_double);
         P[k].med = P[k].t[reps / 2];
     }
 

@@ -616,12 +616,6 @@ static int verify(variant *v, const setup *S, buffers *B, const unsigned char *e
 
 /* ---- statistics ---------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Quantile q of sorted x[0..n-1], linear interpolation. */
 static double quantile(const double *x, int n, double q)
 {
@@ -1165,7 +1159,7 @@ int main(int argc, char **argv)
             double med[MAXV], q1[MAXV], q3[MAXV];
             for (int k = 0; k < nv; k++) {
                 double *x = tmax + (size_t)k * o.reps;
-                qsort(x, (size_t)o.reps, sizeof(double), cmp_double);
+                qsort(x, (size_t)o.reps, sizeof(double), bench_cmp_double);
                 med[k] = quantile(x, o.reps, 0.5) * 1e6;
                 q1[k] = quantile(x, o.reps, 0.25) * 1e6;
                 q3[k] = quantile(x, o.reps, 0.75) * 1e6;

@@ -226,26 +226,14 @@ static int verify(const matrix_t *m, int variable, const result_t *r, const char
     return bad;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double quantile(const double *t, int n, double q)
 {
     double *c = xmalloc(sizeof(double) * (size_t)n), v;
     memcpy(c, t, sizeof(double) * (size_t)n);
-    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    qsort(c, (size_t)n, sizeof(double), bench_cmp_double);
     v = c[(int)(q * (n - 1) + 0.5)];
     free(c);
     return v;
-}
-
-static unsigned next_random(unsigned *state)
-{
-    *state = *state * 1103515245u + 12345u;
-    return (*state >> 16) & 0x7fff;
 }
 
 /* ---- one matrix, one form ---------------------------------------------------- */
@@ -296,12 +284,7 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
             auto_v = k;
     }
     for (int rep = 0; rep < reps; rep++) {
-        for (int k = 0; k < nv; k++)
-            order[k] = k;
-        for (int k = nv - 1; k > 0; k--) {
-            int j = (int)(next_random(&seed) % (unsigned)(k + 1)), t = order[k];
-            order[k] = order[j], order[j] = t;
-        }
+        bench_random_order(order, nv, &seed);
         for (int o = 0; o < nv; o++) {
             variant_t *x = &v[order[o]];
             double t0, t;

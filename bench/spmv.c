@@ -322,26 +322,14 @@ static int check(const mm_matrix *m, problem *pb, variant *v, int which)
     return bad;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static double median(const double *t, int n)
 {
     double *c = xmalloc(sizeof(double) * (size_t)n), v;
     memcpy(c, t, sizeof(double) * (size_t)n);
-    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    qsort(c, (size_t)n, sizeof(double), bench_cmp_double);
     v = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
     free(c);
     return v;
-}
-
-static unsigned next_random(unsigned *state)
-{
-    *state = *state * 1103515245u + 12345u;
-    return (*state >> 16) & 0x7fff;
 }
 
 /* The variants asked for: mpi, direct, and vpt for each n of nlist (or the
@@ -520,12 +508,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
 
     /* timing: variants interleaved, a new random order every repetition */
     for (int rep = 0; rep < reps; rep++) {
-        for (int k = 0; k < nv; k++)
-            order[k] = k;
-        for (int k = nv - 1; k > 0; k--) {
-            int j = (int)(next_random(&seed) % (unsigned)(k + 1)), t = order[k];
-            order[k] = order[j], order[j] = t;
-        }
+        bench_random_order(order, nv, &seed);
         for (int o = 0; o < nv; o++) {
             variant *x = &v[order[o]];
             double tc = 0, t0, t[2], tmax[2];
