@@ -59,50 +59,34 @@ static int env_defaults(options_t *o)
     return iso__env_each(vars, sizeof vars / sizeof vars[0], &o->env, option, o);
 }
 
-/* One allreduce: every process must have the same d, s, offsets, algorithm
- * and message mode; it also carries this process's argument error (err),
- * as a library error number or MPI class (the same on every process, unlike
- * codes), so a bad argument on one process fails the call on all.  MAX over
- * (x, -x) gives max and -min at once. */
+/* One agreement (core/agree.c): every process must have the same d, s,
+ * offsets, algorithm and message mode; it also carries this process's
+ * argument error (err), so a bad argument on one process fails the call on
+ * all. */
 static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int algorithm,
                              iso_msg_mode mode, int err)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
-    long long v[10], r[10];
+    iso_agreement ag = {.nsame = 4};
     int rc;
     for (size_t i = 0; err == MPI_SUCCESS && i < (size_t)s * (size_t)d; i++) {
         h ^= (uint32_t)rel[i];
         h *= 1099511628211ull;
     }
-    v[0] = d;
-    v[1] = s;
-    v[2] = (long long)(h >> 2); /* 62 bits: negation cannot overflow */
-    v[3] = 4LL * algorithm + (long long)mode;
-    for (int k = 0; k < 4; k++)
-        v[4 + k] = -v[k];
-    v[8] = err != MPI_SUCCESS ? (long long)iso__error_which(err) : 0;
-    v[9] = 0;
-    if (err != MPI_SUCCESS && v[8] == ISO_ERR_NONE) { /* one of MPI's own */
-        int cls = MPI_ERR_OTHER;
-        MPI_Error_class(err, &cls);
-        v[9] = cls;
-    }
-    if ((rc = MPI_Allreduce(v, r, 10, MPI_LONG_LONG, MPI_MAX, comm)) != MPI_SUCCESS)
+    ag.same[0] = d;
+    ag.same[1] = s;
+    ag.same[2] = (long long)(h >> 2);
+    ag.same[3] = 4LL * algorithm + (long long)mode;
+    if ((rc = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         return rc;
-    if (err != MPI_SUCCESS)
-        return err;
-    if (r[8] > 0)
-        return iso__error_msg((Iso_error)r[8], "invalid arguments on another process");
-    if (r[9] > 0)
-        return (int)r[9];
-    if (r[0] != -r[4])
+    if (ag.differs == 0)
         return iso__error_msg(ISO_ERR_DIMS, "processes have Cartesian communicators of "
                                             "different dimensions (iso_verify)");
-    if (r[1] != -r[5] || r[2] != -r[6])
+    if (ag.differs == 1 || ag.differs == 2)
         return iso__error_msg(ISO_ERR_NOT_ISOMORPHIC, "processes passed different %s "
                                                       "(iso_verify)",
-                              r[1] != -r[5] ? "s" : "offsets");
-    if (r[3] != -r[7])
+                              ag.differs == 1 ? "s" : "offsets");
+    if (ag.differs == 3)
         return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms or "
                                                  "iso_combine modes (iso_verify)");
     return MPI_SUCCESS;

@@ -5,6 +5,7 @@
 #include "coll/coll.h"
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Checks the blocks of one side (name: "send" or "recv") that will move
  * (those whose peer exists). */
@@ -188,15 +189,13 @@ int iso__args_irregular(const iso_args *a)
 
 /* Persistent v/w forms: the processes agree on one block size for the cost
  * model (the largest over processes of the mean bytes per block sent), so
- * that auto can combine them.  One allreduce on the private communicator:
- * an _init call is collective.  Every process takes part even when its own
- * arguments are bad (e: its error code, or MPI_SUCCESS), and then every
- * process fails, so a bad argument on one process cannot leave the others
- * waiting.  What travels is the library error number or MPI's error class,
- * which mean the same on every process (codes do not). */
+ * that auto can combine them.  One agreement on the private communicator
+ * (core/agree.c: an _init call is collective, and a bad argument on one
+ * process fails it on all; e: this process's error, or MPI_SUCCESS). */
 int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
 {
-    double v[3] = {0.0, 0.0, 0.0}, r[3];
+    iso_agreement ag = {.nmax = 1};
+    double mean = 0.0;
     int n = 0, ready, err;
     for (int i = 0; i < nb->s && e == MPI_SUCCESS; i++) {
         iso_loc l;
@@ -206,27 +205,18 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int e)
         l = iso__block(&a->send, ISO_BUF_SEND, i);
         if (MPI_Type_size_x(l.type, &size) != MPI_SUCCESS) {
             e = iso__error_msg(ISO_ERR_TYPE, "send block %d: not a valid datatype", i);
-            break; /* and still join the allreduce */
+            break; /* and still join the agreement */
         }
-        v[0] += (double)size * l.count;
+        mean += (double)size * l.count;
         n++;
     }
-    v[0] = n > 0 ? v[0] / n : 0.0;
-    if (e != MPI_SUCCESS) {
-        Iso_error lib = iso__error_which(e);
-        int cls = MPI_ERR_OTHER;
-        if (lib == ISO_ERR_NONE)
-            MPI_Error_class(e, &cls);
-        v[1] = lib != ISO_ERR_NONE ? (double)lib : 0.0;
-        v[2] = lib == ISO_ERR_NONE ? (double)cls : 0.0;
-    }
+    mean = n > 0 ? mean / n : 0.0;
+    /* A non-negative double's bits, read as a signed 64-bit integer, order
+     * as the doubles do: the maximum travels exactly. */
+    memcpy(&ag.max[0], &mean, sizeof mean);
     if ((err = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
-        (err = MPI_Allreduce(v, r, 3, MPI_DOUBLE, MPI_MAX, priv->comm)) != MPI_SUCCESS)
+        (err = iso__agree(priv->comm, e, &ag)) != MPI_SUCCESS)
         return err;
-    a->agreed_bytes = r[0];
-    if (e != MPI_SUCCESS) /* our own error, with its own message */
-        return e;
-    if (r[1] > 0)
-        return iso__error_msg((Iso_error)(int)r[1], "invalid arguments on another process");
-    return (int)r[2]; /* MPI's class (a valid code), or MPI_SUCCESS */
+    memcpy(&a->agreed_bytes, &ag.max[0], sizeof a->agreed_bytes);
+    return MPI_SUCCESS;
 }

@@ -75,6 +75,27 @@ unsigned long iso__type_generation(void);
  * and extent), valid after the user frees t; freed with MPI_Type_free. */
 int iso__type_hold(MPI_Datatype t, MPI_Datatype *held);
 
+/* ---- agreement (agree.c) ---------------------------------------------------- */
+/* What the processes of a collective call agree on in one allreduce:
+ * same[0..nsame) must be alike on every process (LLONG_MIN counts as
+ * LLONG_MIN + 1), max[0..nmax) are replaced by their maxima. */
+#define ISO_AGREE_MAXVALS 8
+typedef struct {
+    int nsame;
+    long long same[ISO_AGREE_MAXVALS];
+    int nmax;
+    long long max[ISO_AGREE_MAXVALS];
+    int differs; /* out: the first index of same[] that differs, -1: none */
+} iso_agreement;
+/* One nonblocking allreduce on comm, progressing the active requests while
+ * it completes; collective over comm, and every process must call it even
+ * when its own arguments are bad (err: its error, else MPI_SUCCESS).
+ * Returns err; else, if another process failed, an error of its class
+ * (agree.c states the rule); else MPI_SUCCESS.  ag->max and ag->differs
+ * are set whenever the allreduce ran; what a difference means is the
+ * caller's to say. */
+int iso__agree(MPI_Comm comm, int err, iso_agreement *ag);
+
 /* ---- info keys and environment values (info.c) ---------------------------- */
 /* Calls handler(ctx, key, value) for every key of info that starts with
  * "iso_" (keys of other libraries are ignored); stops at the first error.

@@ -181,30 +181,16 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
     return c->n > 0 ? check_dests(c->dest, c->n, p) : MPI_SUCCESS;
 }
 
-/* iso_verify: one allreduce spreads an argument error found anywhere and
- * checks that all chose the same algorithm.  What travels is the library
- * error number or MPI's error class, which mean the same on every process
- * (codes do not).  Nonblocking, so that other requests progress while it
- * completes. */
+/* iso_verify: one agreement (core/agree.c) spreads an argument error found
+ * anywhere and checks that all chose the same algorithm; nonblocking, so
+ * that other requests progress while it completes. */
 static int agree(MPI_Comm comm, int err, int algorithm)
 {
-    int v[4] = {0, 0, algorithm, -algorithm}, r[4], e;
-    MPI_Request req;
-    if (err != MPI_SUCCESS) {
-        v[0] = (int)iso__error_which(err);
-        if (v[0] == ISO_ERR_NONE && MPI_Error_class(err, &v[1]) != MPI_SUCCESS)
-            v[1] = MPI_ERR_OTHER;
-    }
-    if ((e = MPI_Iallreduce(v, r, 4, MPI_INT, MPI_MAX, comm, &req)) != MPI_SUCCESS ||
-        (e = iso__progress_wait(&req)) != MPI_SUCCESS)
+    iso_agreement ag = {.nsame = 1, .same = {algorithm}};
+    int e;
+    if ((e = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         return e;
-    if (err != MPI_SUCCESS)
-        return err;
-    if (r[0] != ISO_ERR_NONE)
-        return iso__error_msg((Iso_error)r[0], "invalid arguments on another process");
-    if (r[1] != MPI_SUCCESS)
-        return r[1];
-    if (r[2] != -r[3])
+    if (ag.differs == 0)
         return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms "
                                                  "(iso_sparse_algorithm, ISO_SPARSE_ALGORITHM)");
     return MPI_SUCCESS;
