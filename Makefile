@@ -144,7 +144,7 @@ asan:
 # The default series of bench/run (about five minutes; bench/README.md):
 # NP= ranks per launch (default 2 with MPICH, 4 with Open MPI), MPI= the
 # library, BENCH_ARGS= further bench/run options (--series full, ...),
-# PEER= the peer built for this MPI (isobench's peer competitors; --series issue9).
+# PEER= the peer built for this MPI (isobench's peer competitors; --series versus-mpi-peer).
 bench:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(BUILD)/stencil/isostencil $(EXAMPLE)

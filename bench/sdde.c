@@ -385,7 +385,7 @@ static int *nodes_of_world(void)
 
 int main(int argc, char **argv)
 {
-    const char *matrices = "/work/shared/matrices/west0479.mtx.gz";
+    const char *matrices = "tests/data/west0479.mtx";
     char variants[256] = "personalized,nbx,rma,locality-personalized,locality-nbx,auto";
     char forms[16] = "v,c", *map = NULL, *tok;
     int reps = 21, iters = 5, nodes = 0, nv = 0, nnodes = 0;
