@@ -1,5 +1,5 @@
 /* isobuild: how long the first call takes to build its schedules for huge
- * neighborhoods (issue 14, item 7), one process on a periodic 3-d torus of
+ * neighborhoods (does it stay near-linear in s?), one process on a periodic 3-d torus of
  * size 1 (every offset exists; the structure does not depend on the torus
  * size).  For each s: s distinct random offsets in [-R, R]^3 (R so that
  * they fill about half the cube), then the first Iso_schedule_info of each

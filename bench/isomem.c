@@ -1,5 +1,5 @@
 /* isomem: resident memory over many blocking calls of one collective, and
- * the same pattern in plain MPI (issue 14, item 11).
+ * the same pattern in plain MPI: a leak or a cache that grows with calls shows as growth.
  *
  *   mpiexec -n 2 isomem [--coll allgather] [--alg bruck:datatype]
  *                       [--calls 50000] [--every 5000] [--bytes 8]
