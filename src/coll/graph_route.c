@@ -92,8 +92,9 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     memcpy(key.dims, dims, sizeof(int) * (size_t)n);
     /* the key is the same everywhere, and so the vote and the generation:
      * so is this test's outcome */
-    use = cacheable && !ag.max[MISSED] && ag.differs < 0 ? iso__route_cache_plan(g->plan_cache, &key)
-                                                         : NULL;
+    use = NULL;
+    if (cacheable && !ag.max[MISSED] && ag.differs < 0)
+        use = iso__route_cache_plan(g->plan_cache, &key);
     if (use == NULL) {
         gen = cacheable ? ++g->plans : -1;
         err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree, g->sources,
