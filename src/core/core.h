@@ -3,7 +3,9 @@
  *   mpilib.c    the MPI library isocoll was built for
  *   memory.c    growing arrays
  *   datatype.c  small facts about MPI datatypes
- *   info.c      info keys and environment values
+ *   info.c      info keys and environment values: the one option reader,
+ *               the one shape of algorithm tables, ISO_VERBOSE's line
+ *   agree.c     the agreement of collective calls (one allreduce)
  *   privcomm.c  the private communicator for library traffic, and tags
  *   finalize.c  releasing what is cached on MPI_COMM_WORLD at MPI_Finalize
  *   request.c   requests, the list of active requests, Iso_start/wait/test
