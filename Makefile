@@ -54,7 +54,12 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 TEST_HDR := $(wildcard tests/*.h)
 STENCIL_LIB := $(filter-out stencil/isostencil.c,$(wildcard stencil/*.c))
 STENCIL_HDR := $(wildcard stencil/*.h)
-BENCH_SRC := $(wildcard bench/*.c)
+# bench/vptmodel.c is no program: the counts-only VPT model that
+# bench/spmv, bench/vptsim and the tests that check it compile in.
+VPTMODEL := bench/vptmodel.c
+VPTMODEL_USERS := $(BUILD)/bench/spmv $(BUILD)/bench/vptsim $(BUILD)/tests/t_vpt_model \
+                  $(BUILD)/tests/t_vpt_sim
+BENCH_SRC := $(filter-out $(VPTMODEL),$(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 EXAMPLE  := $(BUILD)/examples/example
 
@@ -76,11 +81,15 @@ $(BUILD)/libisocoll.so: $(LIB_OBJ)
 # Test programs link the static library (and the stencil library part).
 $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
+	$(MPICC) $(ALLCFLAGS) -Istencil $(EXTRA_CFLAGS) $< $(EXTRA_SRC) $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
 
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) $(BENCH_CFLAGS) -Istencil $< $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a $(BENCH_LIBS) -lm
+	$(MPICC) $(ALLCFLAGS) $(BENCH_CFLAGS) -Istencil $< $(EXTRA_SRC) $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a $(BENCH_LIBS) -lm
+
+$(VPTMODEL_USERS): EXTRA_SRC = $(VPTMODEL)
+$(VPTMODEL_USERS): EXTRA_CFLAGS = -Ibench
+$(VPTMODEL_USERS): $(VPTMODEL) bench/vptmodel.h
 
 # bench/*.h are shared by several programs (bench/matrix.h: the Matrix Market
 # reader).  METIS (libmetis-dev, in DEPS_PKGS) gives bench/spmv and

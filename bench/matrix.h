@@ -300,7 +300,7 @@ __attribute__((unused)) static int mm_needs_compute(const mm_matrix *m, const in
     return 0;
 }
 
-/* The messages of nd by source, as arrays for src/vpt/model.h: process o
+/* The messages of nd by source, as arrays for bench/vptmodel.h: process o
  * sends dest[ptr[o] .. ptr[o+1]) (ascending) word bytes per needed column,
  * bytes[...].  0, or -1 (out of memory; nothing allocated). */
 __attribute__((unused)) static int mm_sends_by_source(const mm_needs *nd, const int *part, int K,

@@ -31,7 +31,7 @@
  * headers included): for the library's variants counted from its MPI_Isend
  * calls during one exchange (MPI profiling interface: the library is linked
  * statically), for MPI's own from the graph.  Beside them the model's
- * prediction (src/vpt/model.h, --header bytes per submessage).  Times:
+ * prediction (bench/vptmodel.h, --header bytes per submessage).  Times:
  * every repetition runs, for each variant in a new random order (the same
  * on all ranks), one untimed iteration, a barrier and --iters iterations;
  * comm = exchange time per iteration, SpMV = whole iteration, each
@@ -46,7 +46,7 @@
 
 #include "bench.h"
 #include "matrix.h"
-#include "vpt/model.h"
+#include "vptmodel.h"
 
 #define MAXV 20
 

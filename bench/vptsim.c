@@ -1,6 +1,6 @@
 /* vptsim: message and volume figures of store-and-forward over a virtual
  * process topology T_n(k_1..k_n) (Selvitopi & Aykanat, SC'19) for K
- * processes, simulated on one process without MPI (src/vpt/model.c routes
+ * processes, simulated on one process without MPI (bench/vptmodel.c routes
  * every process's submessages as the library does), so that K = 512 ...
  * 16384 can be studied on one machine.
  *
@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "matrix.h"
-#include "vpt/model.h"
+#include "vptmodel.h"
 
 /* Bytes of a submessage header on every hop (--header): 0 gives the paper's
  * payload volume; direct (n = 1) sends plain messages and never has one. */

@@ -6,13 +6,18 @@
  * calls; a bad argument on one process only under vpt (every process
  * fails: the plan starts with an agreement); a receive block larger than
  * what arrives (vpt: ISO_ERR_COUNT at the receiver alone, after the
- * exchange); Iso_request_vpt_info on a request that is not vpt.
+ * exchange); Iso_request_vpt_info on a request that is not vpt; one
+ * vocabulary for iso_sparse_algorithm (a word of Iso_*_crs or an unknown
+ * one, from info or the environment, is ISO_ERR_ALGORITHM naming the
+ * context); a NULL send buffer with nonzero counts under vpt
+ * (MPI_ERR_BUFFER on every process, before any memory is touched).
  *
  * PER-ALGORITHM: no
  * NPROCS: 1 3 4
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "graph.h"
 
@@ -170,6 +175,75 @@ static void not_vpt(MPI_Comm comm)
     Iso_request_free(&req);
 }
 
+/* The message of err contains both texts. */
+static int says(int err, const char *a, const char *b)
+{
+    char str[MPI_MAX_ERROR_STRING + 1] = "";
+    int len = 0;
+    MPI_Error_string(err, str, &len);
+    return strstr(str, a) != NULL && strstr(str, b) != NULL;
+}
+
+/* iso_sparse_algorithm: the words of Iso_*_crs and unknown words are
+ * errors here, from info and from the environment alike. */
+static void vocabulary(const gpattern *g, MPI_Comm comm)
+{
+    static const char *const words[] = {"nbx", "locality-nbx", "fastest"};
+    int x[4] = {0}, y[4];
+    Iso_request req = ISO_REQUEST_NULL;
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        int crs = k < 2, e;
+        MPI_Info info = vpt_info("iso_sparse_algorithm", words[k]);
+        MPI_Comm fresh;
+        e = Iso_neighbor_alltoall_init(x, 0, MPI_INT, y, 0, MPI_INT, comm, info, &req);
+        CHECK_EQ_INT(lib_class(e), ISO_ERR_ALGORITHM, "info %s", words[k]);
+        CHECK(says(e, crs ? "is an Iso_*_crs algorithm" : "is unknown",
+                   "on a distributed graph communicator: auto, direct, vpt"),
+              "info %s: the message names the context and its words", words[k]);
+        MPI_Info_free(&info);
+        /* the environment is read at a graph communicator's first call */
+        setenv("ISO_SPARSE_ALGORITHM", words[k], 1);
+        fresh = gpattern_comm(g, MPI_INFO_NULL);
+        MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+        e = Iso_neighbor_alltoall(x, 0, MPI_INT, y, 0, MPI_INT, fresh);
+        unsetenv("ISO_SPARSE_ALGORITHM");
+        CHECK_EQ_INT(lib_class(e), ISO_ERR_ALGORITHM, "ISO_SPARSE_ALGORITHM=%s", words[k]);
+        CHECK(says(e, "ISO_SPARSE_ALGORITHM", words[k]), "environment %s: named", words[k]);
+        MPI_Comm_free(&fresh);
+    }
+    CHECK(req == ISO_REQUEST_NULL, "no request after algorithm errors");
+}
+
+/* vpt with a NULL send buffer and nonzero counts: every process returns
+ * MPI_ERR_BUFFER (the routing layer's check, spread by the agreement) as
+ * direct's sends would; it used to crash in the first PACK.  Persistent
+ * (info) and blocking (environment, a fresh communicator). */
+static void null_send(const gpattern *g, MPI_Comm comm)
+{
+    int rbuf[512], any = g->outdeg > 0, e, cls = MPI_SUCCESS;
+    MPI_Info info = vpt_info(NULL, NULL);
+    Iso_request req = ISO_REQUEST_NULL;
+    MPI_Comm fresh;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    e = Iso_neighbor_alltoall_init(NULL, 1, MPI_INT, rbuf, 1, MPI_INT, comm, info, &req);
+    MPI_Error_class(e, &cls);
+    CHECK_EQ_INT(cls, any ? MPI_ERR_BUFFER : MPI_SUCCESS, "init: NULL sendbuf, count 1");
+    if (req != ISO_REQUEST_NULL)
+        Iso_request_free(&req);
+    MPI_Info_free(&info);
+    setenv("ISO_SPARSE_ALGORITHM", "vpt", 1);
+    setenv("ISO_VPT_N", "2", 1);
+    fresh = gpattern_comm(g, MPI_INFO_NULL);
+    MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
+    e = Iso_neighbor_alltoall(NULL, 1, MPI_INT, rbuf, 1, MPI_INT, fresh);
+    unsetenv("ISO_SPARSE_ALGORITHM");
+    unsetenv("ISO_VPT_N");
+    cls = MPI_SUCCESS;
+    MPI_Error_class(e, &cls);
+    CHECK_EQ_INT(cls, any ? MPI_ERR_BUFFER : MPI_SUCCESS, "blocking: NULL sendbuf, count 1");
+    MPI_Comm_free(&fresh);
+}
+
 int main(int argc, char **argv)
 {
     int p;
@@ -188,6 +262,10 @@ int main(int argc, char **argv)
     tap_result(MPI_COMM_WORLD, "argument errors, direct and vpt");
     infos(comm, p);
     tap_result(MPI_COMM_WORLD, "bad info values of _init calls");
+    vocabulary(&g, comm);
+    tap_result(MPI_COMM_WORLD, "iso_sparse_algorithm: words of Iso_*_crs and unknown words");
+    null_send(&g, comm);
+    tap_result(MPI_COMM_WORLD, "vpt: NULL send buffer is MPI_ERR_BUFFER everywhere");
     one_bad(&g, comm);
     tap_result(MPI_COMM_WORLD, "vpt: a bad argument on one process fails every process");
     short_block(&g, comm);

@@ -7,7 +7,10 @@
  * process passes the same bad argument), and with verification where only
  * one process is wrong: every process must then fail.  Sizes that do not
  * fit the receive type are found by the receiver after the exchange, for
- * every algorithm.
+ * every algorithm.  iso_sparse_algorithm has one vocabulary: a graph
+ * communicator's word (direct) or an unknown one is ISO_ERR_ALGORITHM
+ * naming the context and its words.  vpt with a NULL send buffer and
+ * nonzero counts is MPI_ERR_BUFFER on every process (it used to crash).
  *
  * PER-ALGORITHM: no (the checks come before any algorithm runs; the size
  * errors are tried with each sparse algorithm here)
@@ -363,6 +366,67 @@ static void env_errors(void)
     }
 }
 
+/* ---- one vocabulary; a NULL send buffer under vpt -------------------------------- */
+static int says(int rc, const char *a, const char *b)
+{
+    char str[MPI_MAX_ERROR_STRING + 1] = "";
+    int len = 0;
+    if (rc != MPI_SUCCESS)
+        MPI_Error_string(rc, str, &len);
+    return strstr(str, a) != NULL && strstr(str, b) != NULL;
+}
+
+static void vocabulary_errors(void)
+{
+    static const char *const words[] = {"direct", "fastest"};
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        const char *want = k == 0 ? "is a distributed graph communicator algorithm" : "is unknown";
+        MPI_Info info;
+        call_t c;
+        int rc;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "iso_sparse_algorithm", words[k]);
+        c = good(1, MPI_COMM_WORLD, info);
+        rc = call(&c);
+        expect_err(rc, ISO_ERR_ALGORITHM, words[k]);
+        CHECK(says(rc, want, "for Iso_*_crs: auto, personalized, nbx"),
+              "info %s: the message names the context and its words", words[k]);
+        MPI_Info_free(&info);
+        c = good(0, MPI_COMM_WORLD, MPI_INFO_NULL);
+        setenv("ISO_SPARSE_ALGORITHM", words[k], 1);
+        rc = call(&c);
+        unsetenv("ISO_SPARSE_ALGORITHM");
+        expect_err(rc, ISO_ERR_ALGORITHM, words[k]);
+        CHECK(says(rc, want, "ISO_SPARSE_ALGORITHM"), "environment %s: named", words[k]);
+    }
+}
+
+static void null_buffer(void)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "iso_sparse_algorithm", "vpt");
+    MPI_Info_set(info, "iso_vpt_n", "2");
+    for (int v = 0; v < 2; v++) {
+        call_t c = good(v, MPI_COMM_WORLD, info);
+        int rc, cls = MPI_SUCCESS;
+        c.sendvals = NULL;
+        rc = call(&c);
+        MPI_Error_class(rc, &cls);
+        CHECK_EQ_INT(cls, MPI_ERR_BUFFER, "Iso_alltoall%s_crs, vpt, NULL sendvals", v ? "v" : "");
+        outputs_cleared(&c, "NULL sendvals");
+        c = good(v, MPI_COMM_WORLD, info);
+        CHECK_EQ_INT(call(&c), MPI_SUCCESS, "a correct vpt call afterwards");
+        free(out_src);
+        free(out_vals);
+        if (v) {
+            free(out_counts);
+            free(out_displs);
+        }
+    }
+    MPI_Info_free(&info);
+}
+
 int main(int argc, char **argv)
 {
     static const char *const algs[] = {"personalized", "nbx", "rma", "locality-personalized",
@@ -397,6 +461,10 @@ int main(int argc, char **argv)
     tap_result(MPI_COMM_WORLD, "MPI_COMM_NULL and intercommunicators");
     env_errors();
     tap_result(MPI_COMM_WORLD, "malformed ISO_NODE_MAP, ISO_SPARSE_ALGORITHM, iso_verify");
+    vocabulary_errors();
+    tap_result(MPI_COMM_WORLD, "iso_sparse_algorithm: a graph word or an unknown one");
+    null_buffer();
+    tap_result(MPI_COMM_WORLD, "vpt: NULL sendvals is MPI_ERR_BUFFER on every process");
 
     MPI_Info_free(&on);
     MPI_Info_free(&off);

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 
 #include "graph.h"
-#include "vpt/shape.h"
+#include "route/route.h"
 
 static MPI_Comm ocomm;
 

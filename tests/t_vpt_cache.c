@@ -1,4 +1,4 @@
-/* The plan cache of blocking and nonblocking vpt calls (coll/vpt.c): a call
+/* The plan cache of blocking and nonblocking vpt calls (route/plan.c, coll/graph_route.c): a call
  * on a graph communicator whose VPT shape and send block sizes are, on
  * every process, those of the previous call reuses that call's plan (no
  * header exchange), with its own buffers and data; a size change on one

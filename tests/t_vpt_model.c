@@ -1,4 +1,4 @@
-/* The store-and-forward model of a VPT exchange (src/vpt/model.c) against
+/* The store-and-forward model of a VPT exchange (bench/vptmodel.c) against
  * independent facts:
  *   - the closed forms of the paper's section 4 for the all-to-all pattern
  *     (every process sends s bytes to every other): every process sends
@@ -23,7 +23,7 @@
 
 #include "isocoll.h"
 #include "tap.h"
-#include "vpt/model.h"
+#include "vptmodel.h"
 
 /* ---- all-to-all, generated one source at a time ------------------------ */
 typedef struct {

@@ -1,4 +1,4 @@
-/* The shape of a virtual process topology (src/vpt/shape.c): balanced
+/* The shape of a virtual process topology (src/route/shape.c): balanced
  * dimension sizes for any process count, parsing of "4,2,2", and the
  * dimension-order hop.  Local computations checked against independent
  * facts: the product, the paper's 2^floor(m/n) / 2^ceil(m/n) sizes for
@@ -14,7 +14,7 @@
 
 #include "isocoll.h"
 #include "tap.h"
-#include "vpt/shape.h"
+#include "route/route.h"
 
 static int is_prime(int p)
 {

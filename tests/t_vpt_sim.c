@@ -1,4 +1,4 @@
-/* The simulator's model (src/vpt/model.c, what bench/vptsim prints) against
+/* The simulator's model (bench/vptmodel.c, what bench/vptsim prints) against
  * what a real vpt exchange sends: on graph communicators of the patterns of
  * tests/graph.h (random with repeated and self edges, one-to-all,
  * all-to-one, empty, dense), Iso_neighbor_alltoallv_init with
@@ -26,7 +26,7 @@
 /* graph.h's helpers for other tests' cases are not used here */
 #pragma GCC diagnostic ignored "-Wunused-function"
 #include "graph.h"
-#include "vpt/model.h"
+#include "vptmodel.h"
 
 #define HEADER 8 /* pack mode: one int64 byte size per submessage */
 

@@ -11,20 +11,18 @@ const iso_algorithm iso__algorithms[] = {
     {"bruck", iso__build_bruck, iso__figures_bruck, 1},
 };
 const int iso__nalgorithms = (int)(sizeof iso__algorithms / sizeof iso__algorithms[0]);
+const iso_table iso__algorithm_table = ISO_TABLE(iso__algorithms);
 
-/* Names are case-insensitive ("Direct" is direct). */
-int iso__algorithm_lookup(const char *name, int *index)
+int iso__algorithm_option(const char *where, const char *value, int *index)
 {
-    if (!strcasecmp(name, "auto")) {
-        *index = ISO_ALG_AUTO;
+    char names[128];
+    int k = iso__table_find(&iso__algorithm_table, value);
+    if (k != -2) {
+        *index = k;
         return MPI_SUCCESS;
     }
-    for (int k = 0; k < iso__nalgorithms; k++)
-        if (!strcasecmp(name, iso__algorithms[k].name)) {
-            *index = k;
-            return MPI_SUCCESS;
-        }
-    return iso__error(ISO_ERR_ALGORITHM);
+    iso__table_names(&iso__algorithm_table, names, sizeof names);
+    return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
 }
 
 const char *const iso__mode_names[3] = {[ISO_MODE_AUTO] = "auto", [ISO_MODE_PACK] = "pack",
@@ -38,13 +36,6 @@ int iso__mode_lookup(const char *name, iso_msg_mode *mode)
             return MPI_SUCCESS;
         }
     return iso__error(ISO_ERR_INFO);
-}
-
-void iso__algorithm_names(char *buf, size_t len)
-{
-    int n = snprintf(buf, len, "auto");
-    for (int k = 0; k < iso__nalgorithms && n >= 0 && (size_t)n < len; k++)
-        n += snprintf(buf + n, len - (size_t)n, ", %s", iso__algorithms[k].name);
 }
 
 static int build_new(const iso_nbh *nb, const iso_args *a, int alg, iso_sched **out)

@@ -39,20 +39,20 @@ static int first_deferred(const iso_sched *s)
 static void report_choice(const char *fn, MPI_Comm comm, iso_nbh *nb, iso_coll coll,
                           int requested, int alg, iso_msg_mode mode, const iso_sched *sched)
 {
-    int rank = 0, rounds, messages;
+    int rounds, messages;
     long long hops;
+    char what[96];
     unsigned char *done = &nb->reported[coll][alg][mode];
     if (*done)
         return;
     *done = 1;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
-        return;
     iso__sched_stats(sched, &rounds, &messages, &hops);
-    fprintf(stderr,
-            "isocoll: %s: s=%d: %s %s%s%s: %d rounds, %d messages, %lld block hops on rank 0\n",
-            fn, nb->s, requested == ISO_ALG_AUTO ? "auto chose" : "runs",
-            iso__algorithms[alg].name, iso__algorithms[alg].shared ? ", mode " : "",
-            iso__algorithms[alg].shared ? iso__mode_names[mode] : "", rounds, messages, hops);
+    snprintf(what, sizeof what, "%s: s=%d", fn, nb->s);
+    iso__report_choice(comm, what, requested == ISO_ALG_AUTO, iso__algorithms[alg].name,
+                       "%s%s: %d rounds, %d messages, %lld block hops on rank 0",
+                       iso__algorithms[alg].shared ? ", mode " : "",
+                       iso__algorithms[alg].shared ? iso__mode_names[mode] : "", rounds, messages,
+                       hops);
 }
 
 /* The end of every call: a persistent request is handed out, a
@@ -86,7 +86,7 @@ static int finish(struct iso_request_s *r, MPI_Comm comm, enum call call, Iso_re
     return iso__raise_in(fn, comm, err);
 }
 
-/* Distributed graph communicators (graph.c, vpt.c): the alltoall forms,
+/* Distributed graph communicators (graph.c, graph_route.c): the alltoall forms,
  * direct or vpt; the other collectives are an error. */
 static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, MPI_Info info,
                      Iso_request *request, const char *fn)
@@ -102,8 +102,8 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
         return iso__raise_in(fn, comm, err);
     err = iso__args_validate_lists(a, g->outdegree, g->dests, g->indegree, g->sources);
     if (o.algorithm != ISO_GRAPH_DIRECT) {
-        err = iso__vpt_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT, &direct,
-                               &r);
+        err = iso__graph_route_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT,
+                                       &direct, &r);
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }
@@ -126,34 +126,16 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
     return finish(r, comm, call, request, fn, NULL, a, 0);
 }
 
-/* fn: the public function, named in error messages.  A communicator
- * without an isomorphic neighborhood may be a distributed graph
- * communicator: only then is its topology asked for. */
-static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_request *request,
-               const char *fn)
+/* The isomorphic neighborhood collectives on the neighborhood of state st
+ * (fn: the public function, named in error messages). */
+static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, MPI_Info info,
+                    Iso_request *request, const char *fn)
 {
-    iso_state *st;
     iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
     int alg, requested, shared, err;
     iso_msg_mode mode, chosen;
 
-    if (call != BLOCKING) {
-        if (request == NULL)
-            return iso__raise_in(fn, comm, iso__error(ISO_ERR_REQUEST));
-        *request = ISO_REQUEST_NULL;
-    }
-    if ((err = iso__state_get(comm, 1, &st)) != MPI_SUCCESS) {
-        iso_graph *g = NULL;
-        int graph = 0, e = iso__graph_get(comm, a->coll == ISO_ALLTOALL, &graph, &g);
-        if (e != MPI_SUCCESS || (graph && g != NULL))
-            return e ? iso__raise_in(fn, comm, e) : run_graph(a, comm, g, call, info, request, fn);
-        if (graph)
-            err = iso__error_msg(ISO_ERR_NOT_CART, "on a distributed graph communicator only "
-                                 "the neighbor alltoall, alltoallv and alltoallw forms are "
-                                 "supported");
-        return iso__raise_in(fn, comm, err);
-    }
     if (call == BLOCKING && (r = iso__callcache_take(st->nbh, a)) != NULL)
         return finish(r, comm, call, request, fn, st->nbh, a, 1);
     requested = st->nbh->algorithm;
@@ -188,6 +170,36 @@ static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_re
     if (err != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
     return finish(r, comm, call, request, fn, st->nbh, a, 0);
+}
+
+/* ---- dispatch ------------------------------------------------------------- */
+
+/* Every entry point: a communicator with an isomorphic neighborhood runs
+ * the Cartesian collectives; only a communicator without one may be a
+ * distributed graph communicator (alltoall forms), and only then is its
+ * topology asked for. */
+static int run(iso_args *a, MPI_Comm comm, enum call call, MPI_Info info, Iso_request *request,
+               const char *fn)
+{
+    iso_state *st;
+    iso_graph *g = NULL;
+    int graph = 0, err, e;
+
+    if (call != BLOCKING) {
+        if (request == NULL)
+            return iso__raise_in(fn, comm, iso__error(ISO_ERR_REQUEST));
+        *request = ISO_REQUEST_NULL;
+    }
+    if ((err = iso__state_get(comm, 1, &st)) == MPI_SUCCESS)
+        return run_cart(a, comm, st, call, info, request, fn);
+    if ((e = iso__graph_get(comm, a->coll == ISO_ALLTOALL, &graph, &g)) != MPI_SUCCESS)
+        return iso__raise_in(fn, comm, e);
+    if (graph && g != NULL)
+        return run_graph(a, comm, g, call, info, request, fn);
+    if (graph)
+        err = iso__error_msg(ISO_ERR_NOT_CART, "on a distributed graph communicator only the "
+                             "neighbor alltoall, alltoallv and alltoallw forms are supported");
+    return iso__raise_in(fn, comm, err);
 }
 
 /* ---- entry points: alltoall ------------------------------------------------ */

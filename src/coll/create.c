@@ -8,55 +8,66 @@
 #include <string.h>
 
 typedef struct {
-    int *algorithm;
-    iso_msg_mode *mode;
-    int *verify;     /* NULL: the key is not accepted here */
-    int *verbose;    /* ISO_VERBOSE (environment only) */
-    const char *env; /* the environment variable being read, NULL: info */
+    int algorithm;
+    iso_msg_mode mode;
+    int verify, verbose; /* verbose: ISO_VERBOSE (environment only) */
 } options_t;
 
-/* One key; errors say where the value came from and what is accepted. */
-static int option(void *ctx, const char *key, const char *value)
+static int set_algorithm(void *ctx, const char *key, const char *value, const char *where)
+{
+    (void)key;
+    return iso__algorithm_option(where, value, &((options_t *)ctx)->algorithm);
+}
+
+static int set_combine(void *ctx, const char *key, const char *value, const char *where)
+{
+    (void)key;
+    if (iso__mode_lookup(value, &((options_t *)ctx)->mode) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (auto, pack, datatype)", where, value);
+}
+
+static int set_bool(void *ctx, const char *key, const char *value, const char *where)
 {
     options_t *o = ctx;
-    char where[64], names[128];
-    iso__option_where(where, sizeof where, o->env, key);
-    if (!strcmp(key, "iso_algorithm")) {
-        if (iso__algorithm_lookup(value, o->algorithm) == MPI_SUCCESS)
-            return MPI_SUCCESS;
-        iso__algorithm_names(names, sizeof names);
-        return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
-    }
-    if (!strcmp(key, "iso_combine")) {
-        if (iso__mode_lookup(value, o->mode) == MPI_SUCCESS)
-            return MPI_SUCCESS;
-        return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (auto, pack, datatype)", where, value);
-    }
-    if ((!strcmp(key, "iso_verify") && o->verify) || (!strcmp(key, "verbose") && o->verbose)) {
-        return iso__option_bool(where, value, !strcmp(key, "verbose") ? o->verbose : o->verify);
-    }
-    return iso__error_msg(ISO_ERR_INFO, "unknown info key %s (here: iso_algorithm, iso_combine%s)",
-                          key, o->verify ? ", iso_verify" : "");
+    return iso__option_bool(where, value, !strcmp(key, "verbose") ? &o->verbose : &o->verify);
 }
+
+/* The keys of a neighborhood, and of a persistent _init call (which
+ * override the neighborhood's algorithm and mode). */
+static const iso_option_key create_keys[] = {{"iso_algorithm", set_algorithm},
+                                             {"iso_combine", set_combine},
+                                             {"iso_verify", set_bool},
+                                             {"verbose", set_bool}};
+static const iso_option_key op_keys[] = {{"iso_algorithm", set_algorithm},
+                                         {"iso_combine", set_combine}};
 
 int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode)
 {
-    options_t o = {algorithm, mode, NULL, NULL, NULL};
-    return iso__info_each(info, option, &o);
+    options_t v = {*algorithm, *mode, 0, 0};
+    iso_options o = {op_keys, 2, "", &v, NULL};
+    int err = iso__options_info(&o, info);
+    *algorithm = v.algorithm;
+    *mode = v.mode;
+    return err;
 }
 
 /* Defaults from the environment: ISO_ALGORITHM, ISO_COMBINE, ISO_VERIFY,
- * and ISO_VERBOSE, which has no info key. */
-static int env_defaults(options_t *o)
+ * and ISO_VERBOSE, which has no info key; then info. */
+static int options_get(MPI_Info info, options_t *v)
 {
     static const iso_env_option vars[] = {{"ISO_ALGORITHM", "iso_algorithm"},
                                           {"ISO_COMBINE", "iso_combine"},
                                           {"ISO_VERIFY", "iso_verify"},
                                           {"ISO_VERBOSE", "verbose"}};
-    *o->algorithm = ISO_ALG_AUTO;
-    *o->mode = ISO_MODE_AUTO;
-    *o->verify = *o->verbose = 0;
-    return iso__env_each(vars, sizeof vars / sizeof vars[0], &o->env, option, o);
+    iso_options o = {create_keys, 4, "", v, NULL};
+    int err;
+    v->algorithm = ISO_ALG_AUTO;
+    v->mode = ISO_MODE_AUTO;
+    v->verify = v->verbose = 0;
+    if ((err = iso__options_env(&o, vars, sizeof vars / sizeof vars[0])) == MPI_SUCCESS)
+        err = iso__options_info(&o, info);
+    return err;
 }
 
 /* One agreement (core/agree.c): every process must have the same d, s,
@@ -129,23 +140,23 @@ static int verify_wanted(MPI_Info info)
  * it); with verification on every process, every process fails alike. */
 static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm *isocomm)
 {
-    int d = 0, algorithm = ISO_ALG_AUTO, verify = 0, verbose = 0, err;
-    iso_msg_mode mode = ISO_MODE_AUTO;
-    options_t o = {&algorithm, &mode, &verify, &verbose, NULL};
+    int d = 0, err;
+    options_t o = {ISO_ALG_AUTO, ISO_MODE_AUTO, 0, 0};
 
     if ((err = iso__cart_check(cart)) != MPI_SUCCESS ||
         (err = MPI_Cartdim_get(cart, &d)) != MPI_SUCCESS)
         return err; /* no communicator to agree on */
     err = check_args(s, rel, isocomm, d);
-    if (err == MPI_SUCCESS && (err = env_defaults(&o)) == MPI_SUCCESS)
-        err = iso__info_each(info, option, &o);
+    if (err == MPI_SUCCESS)
+        err = options_get(info, &o);
     if (err != MPI_SUCCESS)
-        verify = verify_wanted(info);
-    if (verify && (err = verify_isomorphic(cart, d, s, rel, algorithm, mode, err)) != MPI_SUCCESS)
+        o.verify = verify_wanted(info);
+    if (o.verify &&
+        (err = verify_isomorphic(cart, d, s, rel, o.algorithm, o.mode, err)) != MPI_SUCCESS)
         return err;
     if (err != MPI_SUCCESS)
         return err;
-    if ((err = iso__nbh_attach(cart, s, rel, algorithm, mode, verbose)) != MPI_SUCCESS)
+    if ((err = iso__nbh_attach(cart, s, rel, o.algorithm, o.mode, o.verbose)) != MPI_SUCCESS)
         return err;
     *isocomm = cart;
     return MPI_SUCCESS;

@@ -2,7 +2,7 @@
  * collectives"): the state cached on such a communicator (its neighbor
  * lists, private communicator, options and virtual process topologies),
  * the options (iso_sparse_algorithm, iso_vpt_*), and direct's schedule.
- * The VPT plans are in vpt.c. */
+ * The routed exchanges are in graph_route.c. */
 #include "coll/coll.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@ static void graph_free(iso_graph *g)
     if (g == NULL)
         return;
     iso__priv_release(g->priv);
-    iso__vpt_cache_free(g->vpt_cache);
+    iso__route_cache_free(g->plan_cache);
     free(g->sources);
     free(g);
 }
@@ -32,52 +32,59 @@ static int graph_delete(MPI_Comm comm, int kv, void *val, void *extra)
 
 /* ---- options ------------------------------------------------------------------ */
 
-static const char *const graph_algorithm_names[] = {"direct", "vpt", "auto"};
+/* The algorithms of the alltoall forms on a graph communicator: direct, or
+ * a routing (route/) run by graph_route.c.  "auto" chooses. */
+static const struct {
+    const char *name;
+    int algorithm; /* ISO_GRAPH_* */
+} graph_algorithms[] = {{"direct", ISO_GRAPH_DIRECT}, {"vpt", ISO_GRAPH_VPT}};
+static const iso_table graph_table = ISO_TABLE(graph_algorithms);
 
-/* One key; errors say where the value came from and what is accepted. */
-static int option(void *ctx, const char *key, const char *value)
+static int set_algorithm(void *ctx, const char *key, const char *value, const char *where)
 {
     iso_graph_opts *o = ctx;
-    char where[64];
-    iso__option_where(where, sizeof where, o->env, key);
-    if (!strcmp(key, "iso_sparse_algorithm")) {
-        for (int k = 0; k < 3; k++)
-            if (!strcasecmp(value, graph_algorithm_names[k])) {
-                o->algorithm = k;
-                return MPI_SUCCESS;
-            }
-        /* the environment variable is shared with Iso_alltoall(v)_crs,
-         * whose discovery algorithms mean nothing when the pattern is known */
-        if (o->env)
-            return MPI_SUCCESS;
-        return iso__error_msg(ISO_ERR_ALGORITHM,
-                              "%s=\"%s\" (on a distributed graph communicator: direct, vpt, auto)",
-                              where, value);
-    }
-    if (!strncmp(key, "iso_vpt_", 8))
-        return iso__vpt_option(&o->vpt, o->p, key, value, where);
-    if (!strcmp(key, "iso_verify")) { /* accepted for info shared with the other calls */
-        int flag;
-        return iso__option_bool(where, value, &flag);
-    }
-    return iso__error_msg(ISO_ERR_INFO,
-                          "unknown info key %s on a distributed graph communicator (here: "
-                          "iso_sparse_algorithm, iso_vpt_dims, iso_vpt_n, iso_vpt_locality, "
-                          "iso_verify)",
-                          key);
+    int k, err;
+    (void)key;
+    err = iso__sparse_algorithm_option(&graph_table, ISO_CTX_GRAPH, where, value, &k);
+    if (err == MPI_SUCCESS)
+        o->algorithm = k == ISO_AUTO ? ISO_GRAPH_AUTO : graph_algorithms[k].algorithm;
+    return err;
+}
+
+static int set_vpt(void *ctx, const char *key, const char *value, const char *where)
+{
+    iso_graph_opts *o = ctx;
+    return iso__vpt_option(&o->vpt, o->p, key, value, where);
+}
+
+/* iso_verify is accepted for info shared with the other calls */
+static int set_verify(void *ctx, const char *key, const char *value, const char *where)
+{
+    int flag;
+    (void)ctx;
+    (void)key;
+    return iso__option_bool(where, value, &flag);
+}
+
+static const iso_option_key graph_keys[] = {
+    {"iso_sparse_algorithm", set_algorithm}, {"iso_vpt_dims", set_vpt},
+    {"iso_vpt_n", set_vpt},                  {"iso_vpt_locality", set_vpt},
+    {"iso_verify", set_verify}};
+
+static int options_read(iso_graph_opts *o, MPI_Info info, int env)
+{
+    iso_options r = {graph_keys, (int)(sizeof graph_keys / sizeof graph_keys[0]),
+                     "on a distributed graph communicator", o, NULL};
+    int err = MPI_SUCCESS;
+    if (env)
+        err = iso__options_env(&r, iso__sparse_env_options, ISO_SPARSE_NENV);
+    return err ? err : iso__options_info(&r, info);
 }
 
 int iso__graph_info_parse(MPI_Info info, iso_graph_opts *o)
 {
-    o->env = NULL;
-    return iso__info_each(info, option, o);
+    return options_read(o, info, 0);
 }
-
-const iso_env_option iso__sparse_env_options[ISO_SPARSE_NENV] = {
-    {"ISO_SPARSE_ALGORITHM", "iso_sparse_algorithm"},
-    {"ISO_VPT_DIMS", "iso_vpt_dims"},
-    {"ISO_VPT_N", "iso_vpt_n"},
-    {"ISO_VPT_LOCALITY", "iso_vpt_locality"}};
 
 /* The environment, then the communicator's info (as MPI_Comm_get_info
  * returns it). */
@@ -88,11 +95,10 @@ static int options_defaults(MPI_Comm comm, int p, iso_graph_opts *o)
     memset(o, 0, sizeof *o);
     o->algorithm = ISO_GRAPH_DIRECT;
     o->p = p;
-    err = iso__env_each(iso__sparse_env_options, ISO_SPARSE_NENV, &o->env, option, o);
-    if (!err && (err = MPI_Comm_get_info(comm, &info)) == MPI_SUCCESS) {
-        err = iso__info_each(info, option, o);
-        MPI_Info_free(&info);
-    }
+    if ((err = MPI_Comm_get_info(comm, &info)) != MPI_SUCCESS)
+        return err;
+    err = options_read(o, info, 1);
+    MPI_Info_free(&info);
     return err;
 }
 
@@ -149,8 +155,10 @@ int iso__graph_get(MPI_Comm comm, int create, int *is_graph, iso_graph **out)
     int flag = 0, topo = MPI_UNDEFINED, err;
     *out = NULL;
     *is_graph = 0;
-    if (comm == MPI_COMM_NULL || (err = keyval_get()) != MPI_SUCCESS)
+    if (comm == MPI_COMM_NULL)
         return MPI_SUCCESS;
+    if ((err = keyval_get()) != MPI_SUCCESS)
+        return err;
     if ((err = MPI_Comm_get_attr(comm, graph_keyval, &g, &flag)) != MPI_SUCCESS)
         return err;
     if (flag) {

@@ -28,12 +28,8 @@ int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const char *algo
         return iso__raise(isocomm, iso__error_msg(ISO_ERR_ARG, "collective \"%s\" (alltoall, "
                                                                "allgather, reduce, "
                                                                "scatter_reduce)", collective));
-    if (iso__algorithm_lookup(algorithm, &requested) != MPI_SUCCESS) {
-        char names[128];
-        iso__algorithm_names(names, sizeof names);
-        return iso__raise(isocomm, iso__error_msg(ISO_ERR_ALGORITHM, "algorithm \"%s\" (%s)",
-                                                  algorithm, names));
-    }
+    if ((err = iso__algorithm_option("algorithm", algorithm, &requested)) != MPI_SUCCESS)
+        return iso__raise(isocomm, err);
     /* the figures for one MPI_DOUBLE per block */
     s = st->nbh->s;
     ones = malloc(sizeof(int) * (size_t)(s + 1));

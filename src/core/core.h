@@ -3,7 +3,9 @@
  *   mpilib.c    the MPI library isocoll was built for
  *   memory.c    growing arrays
  *   datatype.c  small facts about MPI datatypes
- *   info.c      info keys and environment values
+ *   info.c      info keys and environment values: the one option reader,
+ *               the one shape of algorithm tables, ISO_VERBOSE's line
+ *   agree.c     the agreement of collective calls (one allreduce)
  *   privcomm.c  the private communicator for library traffic, and tags
  *   finalize.c  releasing what is cached on MPI_COMM_WORLD at MPI_Finalize
  *   request.c   requests, the list of active requests, Iso_start/wait/test
@@ -122,6 +124,52 @@ int iso__option_bool(const char *where, const char *value, int *out);
 /* true/yes/on/1 -> 1, false/no/off/0 -> 0 (case-insensitive, as every
  * name the library accepts); else the INFO code. */
 int iso__parse_bool(const char *value, int *out);
+
+/* ---- tables of named entries (info.c) -------------------------------------- */
+/* Every family's algorithm table has one shape: an array of structs whose
+ * first member is the name (const char *), declared once with its count
+ * as ISO_TABLE(array).  "auto" is never an entry: it looks up as ISO_AUTO. */
+#define ISO_AUTO (-1)
+typedef struct {
+    const void *entries;
+    size_t size; /* of one entry */
+    int n;
+} iso_table;
+#define ISO_TABLE(arr) {(arr), sizeof(arr)[0], (int)(sizeof(arr) / sizeof(arr)[0])}
+/* Entry k's name. */
+const char *iso__table_name(const iso_table *t, int k);
+/* The index of name (any case), ISO_AUTO for "auto", else -2. */
+int iso__table_find(const iso_table *t, const char *name);
+/* "auto, NAME, NAME, ..." for error messages. */
+void iso__table_names(const iso_table *t, char *buf, size_t size);
+
+/* ---- reading options (info.c) ----------------------------------------------- */
+/* One reader for info and environment: a family lists its keys, each with
+ * the function that takes its value (where: "info KEY" or "environment
+ * VAR", for its errors); a key ending in '*' takes every key with that
+ * prefix.  An "iso_" key not in the list is the INFO code naming the keys
+ * accepted `here` (e.g. "on a distributed graph communicator"). */
+typedef struct {
+    const char *key;
+    int (*set)(void *ctx, const char *key, const char *value, const char *where);
+} iso_option_key;
+typedef struct {
+    const iso_option_key *keys;
+    int nkeys;
+    const char *here; /* for the unknown-key error, "" if nothing to add */
+    void *ctx;        /* the family's options */
+    const char *env;  /* set while the environment is read */
+} iso_options;
+/* info's keys (MPI_INFO_NULL: none), then the variables vars[0..n) that are set. */
+int iso__options_info(iso_options *o, MPI_Info info);
+int iso__options_env(iso_options *o, const iso_env_option vars[], size_t n);
+
+/* What ISO_VERBOSE prints: on rank 0 of comm only, one line
+ * "isocoll: FN: auto chose ALG..." (requested auto) or "isocoll: FN: runs
+ * ALG...", then what follows from fmt (may be ""). When to say it is the
+ * caller's. */
+void iso__report_choice(MPI_Comm comm, const char *fn, int was_auto, const char *alg,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* ---- at MPI_Finalize (finalize.c) ------------------------------------------ */
 /* Makes MPI_Finalize call fn first thing (from the delete callback of an

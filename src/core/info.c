@@ -2,6 +2,7 @@
  * the library (an unknown one is an error, raised by the caller's handler);
  * other keys belong to other libraries and are ignored. */
 #include "core/core.h"
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,4 +77,84 @@ int iso__parse_bool(const char *value, int *out)
         }
     }
     return iso__error(ISO_ERR_INFO);
+}
+
+/* ---- tables of named entries ------------------------------------------------ */
+
+const char *iso__table_name(const iso_table *t, int k)
+{
+    return *(const char *const *)((const char *)t->entries + (size_t)k * t->size);
+}
+
+int iso__table_find(const iso_table *t, const char *name)
+{
+    if (!strcasecmp(name, "auto"))
+        return ISO_AUTO;
+    for (int k = 0; k < t->n; k++)
+        if (!strcasecmp(name, iso__table_name(t, k)))
+            return k;
+    return -2;
+}
+
+void iso__table_names(const iso_table *t, char *buf, size_t size)
+{
+    int len = snprintf(buf, size, "auto");
+    for (int k = 0; k < t->n && len >= 0 && (size_t)len < size; k++)
+        len += snprintf(buf + len, size - (size_t)len, ", %s", iso__table_name(t, k));
+}
+
+/* ---- reading options -------------------------------------------------------- */
+
+static int key_matches(const char *pattern, const char *key)
+{
+    size_t n = strlen(pattern);
+    if (n > 0 && pattern[n - 1] == '*')
+        return !strncmp(pattern, key, n - 1);
+    return !strcmp(pattern, key);
+}
+
+/* One key of o's family: its setter, or the INFO code listing the keys. */
+static int option_set(void *ctx, const char *key, const char *value)
+{
+    iso_options *o = ctx;
+    char where[64], keys[256];
+    int len = 0;
+    iso__option_where(where, sizeof where, o->env, key);
+    for (int k = 0; k < o->nkeys; k++)
+        if (key_matches(o->keys[k].key, key))
+            return o->keys[k].set(o->ctx, key, value, where);
+    keys[0] = '\0';
+    for (int k = 0; k < o->nkeys && len >= 0 && (size_t)len < sizeof keys; k++)
+        if (!strncmp(o->keys[k].key, "iso_", 4)) /* not the environment-only names */
+            len += snprintf(keys + len, sizeof keys - (size_t)len, "%s%s", len ? ", " : "",
+                            o->keys[k].key);
+    return iso__error_msg(ISO_ERR_INFO, "unknown info key %s%s%s (here: %s)", key,
+                          *o->here ? " " : "", o->here, keys);
+}
+
+int iso__options_info(iso_options *o, MPI_Info info)
+{
+    o->env = NULL;
+    return iso__info_each(info, option_set, o);
+}
+
+int iso__options_env(iso_options *o, const iso_env_option vars[], size_t n)
+{
+    return iso__env_each(vars, n, &o->env, option_set, o);
+}
+
+/* ---- ISO_VERBOSE ------------------------------------------------------------- */
+
+void iso__report_choice(MPI_Comm comm, const char *fn, int was_auto, const char *alg,
+                        const char *fmt, ...)
+{
+    char rest[256];
+    va_list ap;
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(rest, sizeof rest, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "isocoll: %s: %s %s%s\n", fn, was_auto ? "auto chose" : "runs", alg, rest);
 }

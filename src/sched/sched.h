@@ -47,6 +47,35 @@ typedef struct {
     double agreed_bytes;
 } iso_args;
 
+/* Describing a call: its sides and arguments. */
+static inline iso_side iso__side_strided(int count, MPI_Datatype type)
+{
+    return (iso_side){.layout = ISO_LAYOUT_STRIDED, .count = count, .type = type};
+}
+
+static inline iso_side iso__side_same(int count, MPI_Datatype type)
+{
+    return (iso_side){.layout = ISO_LAYOUT_SAME, .count = count, .type = type};
+}
+
+static inline iso_side iso__side_v(const int *counts, const int *displs, MPI_Datatype type)
+{
+    return (iso_side){.layout = ISO_LAYOUT_V, .counts = counts, .idispls = displs, .type = type};
+}
+
+static inline iso_side iso__side_w(const int *counts, const MPI_Aint *displs,
+                                   const MPI_Datatype *types)
+{
+    return (iso_side){.layout = ISO_LAYOUT_W, .counts = counts, .adispls = displs, .types = types};
+}
+
+static inline iso_args iso__args(iso_coll coll, const void *sendbuf, iso_side send, void *recvbuf,
+                                 iso_side recv, MPI_Op op)
+{
+    return (iso_args){.coll = coll, .sendbuf = sendbuf, .recvbuf = recvbuf, .send = send,
+                      .recv = recv, .op = op};
+}
+
 static inline int iso__is_reduction(iso_coll c)
 {
     return c == ISO_REDUCE || c == ISO_SCATTER_REDUCE;

@@ -18,30 +18,31 @@ typedef struct {
     iso_vpt_opts vpt;
     int verify;
     int verbose;     /* ISO_VERBOSE (environment only) */
-    const char *env; /* the environment variable being read, NULL: info */
 } options_t;
 
-/* One key; errors say where the value came from and what is accepted. */
-static int option(void *ctx, const char *key, const char *value)
+static int set_algorithm(void *ctx, const char *key, const char *value, const char *where)
+{
+    (void)key;
+    return iso__sparse_algorithm_option(&iso__sdde_table, ISO_CTX_CRS, where, value,
+                                        &((options_t *)ctx)->algorithm);
+}
+
+static int set_bool(void *ctx, const char *key, const char *value, const char *where)
 {
     options_t *o = ctx;
-    char where[64], names[160];
-    iso__option_where(where, sizeof where, o->env, key);
-    if (!strcmp(key, "iso_sparse_algorithm")) {
-        if (iso__sdde_lookup(value, &o->algorithm) == MPI_SUCCESS)
-            return MPI_SUCCESS;
-        iso__sdde_names(names, sizeof names);
-        return iso__error_msg(ISO_ERR_ALGORITHM, "%s=\"%s\" (%s)", where, value, names);
-    }
-    if (!strcmp(key, "iso_verify") || (!strcmp(key, "verbose") && o->env)) {
-        return iso__option_bool(where, value, key[0] == 'v' ? &o->verbose : &o->verify);
-    }
-    if (!strncmp(key, "iso_vpt_", 8))
-        return iso__vpt_option(&o->vpt, o->p, key, value, where);
-    return iso__error_msg(ISO_ERR_INFO,
-                          "unknown info key %s (here: iso_sparse_algorithm, iso_verify, "
-                          "iso_vpt_dims, iso_vpt_n, iso_vpt_locality)", key);
+    return iso__option_bool(where, value, !strcmp(key, "verbose") ? &o->verbose : &o->verify);
 }
+
+static int set_vpt(void *ctx, const char *key, const char *value, const char *where)
+{
+    options_t *o = ctx;
+    return iso__vpt_option(&o->vpt, o->p, key, value, where);
+}
+
+static const iso_option_key crs_keys[] = {
+    {"iso_sparse_algorithm", set_algorithm}, {"iso_verify", set_bool},
+    {"iso_vpt_dims", set_vpt},               {"iso_vpt_n", set_vpt},
+    {"iso_vpt_locality", set_vpt},           {"verbose", set_bool}};
 
 /* ISO_VERIFY and ISO_VERBOSE, info's iso_verify, the rest of the
  * environment (iso__sparse_env_options), then info.  iso_verify is settled
@@ -51,20 +52,21 @@ static int options_get(MPI_Info info, int p, options_t *o)
 {
     static const iso_env_option first[] = {{"ISO_VERIFY", "iso_verify"},
                                            {"ISO_VERBOSE", "verbose"}};
+    iso_options r = {crs_keys, (int)(sizeof crs_keys / sizeof crs_keys[0]), "", o, NULL};
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0, err;
     memset(o, 0, sizeof *o);
     o->algorithm = ISO_SDDE_AUTO;
     o->p = p;
-    err = iso__env_each(first, sizeof first / sizeof first[0], &o->env, option, o);
+    err = iso__options_env(&r, first, sizeof first / sizeof first[0]);
     if (info != MPI_INFO_NULL && !err &&
         (err = MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value, &flag)) == MPI_SUCCESS &&
         flag)
-        err = option(o, "iso_verify", value);
+        err = set_bool(o, "iso_verify", value, "info iso_verify");
     if (!err)
-        err = iso__env_each(iso__sparse_env_options, ISO_SPARSE_NENV, &o->env, option, o);
+        err = iso__options_env(&r, iso__sparse_env_options, ISO_SPARSE_NENV);
     if (!err)
-        err = iso__info_each(info, option, o);
+        err = iso__options_info(&r, info);
     return err;
 }
 
@@ -305,16 +307,13 @@ static void report_choice(const char *fn, MPI_Comm comm, int constant, int reque
                           const iso_locality *loc)
 {
     static int last[2][2] = {{-2, -2}, {-2, -2}}; /* [constant]: requested, alg */
-    int rank = 0;
     if (last[constant][0] == requested && last[constant][1] == alg)
         return;
     last[constant][0] = requested;
     last[constant][1] = alg;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || rank != 0)
-        return;
-    fprintf(stderr, "isocoll: %s: %s %s (%d processes, %d node%s)\n", fn,
-            requested == ISO_SDDE_AUTO ? "auto chose" : "runs", iso__sdde_algorithms[alg].name,
-            loc->size, loc->nnodes, loc->nnodes == 1 ? "" : "s");
+    iso__report_choice(comm, fn, requested == ISO_SDDE_AUTO, iso__sdde_algorithms[alg].name,
+                       " (%d processes, %d node%s)", loc->size, loc->nnodes,
+                       loc->nnodes == 1 ? "" : "s");
 }
 
 static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options_t *opt,

@@ -3,24 +3,24 @@
  * process knows what it sends and to whom, nobody knows who sends to it.
  *   crs.c           the two entry points: arguments, options, verification,
  *                   the outputs in ascending source order
- *   algorithms.c    the algorithm table and auto's rule
+ *   table.c         the algorithm table and auto's rule
  *   exchange.c      what the algorithms share: received messages (inbox),
  *                   probed receives, bundles of packed submessages, the
  *                   request of a single exchange
  *   personalized.c  discovery by a reduce-scatter of message counts
  *   nbx.c           discovery by synchronous sends and a nonblocking barrier
  *   rma.c           one-sided puts into a cached window (constant sizes)
- *   locality.c      aggregation per destination node, then redistribution
+ *   aggregate.c     aggregation per destination node, then redistribution
  *                   inside the node (locality-personalized, locality-nbx)
- *   vpt.c           store-and-forward over a virtual process topology
- *                   (coll/vpt.c's plan with unknown sources)
+ *   routed.c        store-and-forward (route/: the VPT plan with unknown
+ *                   sources)
  * Every algorithm is a request (core/) on the active list, so that the
  * blocking entry points progress other outstanding requests while they
  * wait. */
 #ifndef ISO_SPARSE_H
 #define ISO_SPARSE_H
 
-#include "coll/coll.h" /* the VPT plan (vpt.c) */
+#include "route/route.h"
 
 /* Tags one call reserves on the private communicator: the exchange (or the
  * inter-node step) and the redistribution inside nodes. */
@@ -186,12 +186,12 @@ int iso__sdde_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_rma(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_personalized(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
-/* Store-and-forward over a VPT (vpt.c): the plan's header exchange is the
- * discovery. */
+/* Store-and-forward over a VPT (routed.c): the plan's header exchange is
+ * the discovery. */
 int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 
-/* ---- the algorithm table (algorithms.c) ------------------------------------------ */
-#define ISO_SDDE_AUTO (-1)
+/* ---- the algorithm table (table.c) ------------------------------------------ */
+#define ISO_SDDE_AUTO ISO_AUTO
 
 typedef struct {
     const char *name;
@@ -200,13 +200,9 @@ typedef struct {
 } iso_sdde_algorithm;
 
 extern const iso_sdde_algorithm iso__sdde_algorithms[];
-extern const int iso__sdde_nalgorithms;
-
-/* Index for a name, any case ("auto" -> ISO_SDDE_AUTO), or the ALGORITHM
- * code. */
-int iso__sdde_lookup(const char *name, int *index);
-/* "auto, personalized, ..." for error messages. */
-void iso__sdde_names(char *buf, size_t size);
+/* iso__sdde_algorithms in the one table shape (names looked up with
+ * iso__sparse_algorithm_option, route.h). */
+extern const iso_table iso__sdde_table;
 /* auto's choice, from what every process knows alike: the number of
  * processes and nodes and whether sizes are constant (Alltoall_crs). */
 int iso__sdde_select(int nprocs, int nnodes, int constant);

@@ -38,7 +38,7 @@ void iso__copy_list(const int *list, int n, int max, int graph, int *out);
 
 /* ---- isomorphic neighborhoods (neighborhood.c) ----------------------------- */
 #define ISO_MAX_ALGORITHMS 8
-#define ISO_ALG_AUTO (-1)
+#define ISO_ALG_AUTO ISO_AUTO
 
 typedef struct {
     int d, s;

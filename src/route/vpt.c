@@ -1,9 +1,10 @@
 /* Store-and-forward over a virtual process topology T_n(k_1..k_n)
  * (Selvitopi & Aykanat, SC'19; DESIGN.md, "Virtual process topology") for
- * the alltoall forms on distributed graph communicators.
+ * irregular exchanges: the alltoall forms on distributed graph
+ * communicators (coll/graph_route.c) and Iso_*_crs (sparse/routed.c).
  *
- * The VPT is a periodic Cartesian communicator (cached on the graph
- * communicator's state).  A submessage (one edge's block) travels in
+ * The VPT is a periodic Cartesian communicator (cached on the private
+ * communicator it is made from).  A submessage (one edge's block) travels in
  * dimension order: at stage d it moves to the process of its line whose
  * coordinate d is its destination's (shape.c, iso__vpt_hop), so a process
  * sends at most k_d - 1 messages at stage d, each one combined message
@@ -22,7 +23,7 @@
  * moves only data: no header exchange, and buffers sized when the plan was
  * made, in one arena where messages whose lifetimes do not overlap share
  * memory (sched/arena.c). */
-#include "coll/coll.h"
+#include "route/route.h"
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -185,65 +186,6 @@ fn_fail:
     return err;
 }
 
-/* ---- agreement ------------------------------------------------------------------ */
-
-/* One allreduce over the graph communicator's private communicator: the
- * outcome of the argument checks (library error number or MPI class, the
- * same on every process) and the shape, which every process must have
- * alike; with hit, whether every process can use the plan it cached (*hit
- * in: this one can; out: all can, with plans of one call, generation
- * gen).  Returns this process's error, or one that says another process
- * failed. */
-static int agree(iso_priv *priv, int err, int n, const int dims[], long long stats[2], int *hit,
-                 long long gen)
-{
-    long long v[9] = {0, 0, 0, 0, 0, 0, 1, 0, 0}, r[9];
-    MPI_Request req;
-    int ready, rc;
-    if (err != MPI_SUCCESS) {
-        Iso_error lib = iso__error_which(err);
-        int cls = MPI_ERR_OTHER;
-        if (lib == ISO_ERR_NONE)
-            MPI_Error_class(err, &cls);
-        v[0] = lib;
-        v[1] = lib == ISO_ERR_NONE ? cls : 0;
-    }
-    /* the shape: n and a hash of dims, as (x, -x) for max and -min */
-    for (int d = 0; d < n; d++)
-        v[2] = v[2] * 131 + dims[d];
-    v[2] = v[2] * 17 + n;
-    v[3] = -v[2];
-    if (stats) { /* auto's statistics: maxima over the processes */
-        v[4] = stats[0];
-        v[5] = stats[1];
-    }
-    if (hit) { /* a miss anywhere is a miss everywhere; one generation */
-        v[6] = !*hit;
-        v[7] = gen;
-        v[8] = -gen;
-    }
-    if ((rc = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
-        (rc = MPI_Iallreduce(v, r, 9, MPI_LONG_LONG, MPI_MAX, priv->comm, &req)) ||
-        (rc = iso__progress_wait(&req)) != MPI_SUCCESS)
-        return rc;
-    if (hit)
-        *hit = r[6] == 0 && r[7] == -r[8];
-    if (stats) {
-        stats[0] = r[4];
-        stats[1] = r[5];
-    }
-    if (err != MPI_SUCCESS)
-        return err;
-    if (r[0] > 0)
-        return iso__error_msg((Iso_error)r[0], "invalid arguments on another process");
-    if (r[1] > 0)
-        return iso__error_msg(ISO_ERR_ARG, "invalid arguments on another process (MPI class %lld)",
-                              r[1]);
-    if (r[2] != -r[3])
-        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different VPT shapes");
-    return MPI_SUCCESS;
-}
-
 /* ---- the plan ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -251,7 +193,7 @@ typedef struct {
     int rank, size;        /* of the communicator whose ranks the lists hold */
     int nsend, nrecv;
     const int *dests, *sources; /* sources NULL: unknown, delivered in arrival order */
-    iso_vpt_arrival *arrived;   /* then: what arrived, slot by slot */
+    iso_route_arrival *arrived;   /* then: what arrived, slot by slot */
     int arrived_cap;
     int *src_pairs;  /* sources known: sorted_pairs(sources) */
     char *filled;    /* per receive slot: delivered */
@@ -349,7 +291,7 @@ static int deliver(plan_t *pl, const item *it)
     if (pl->sources == NULL) {
         if ((err = iso__grow(&pl->arrived, &pl->arrived_cap, slot + 1, sizeof *pl->arrived)))
             return err;
-        pl->arrived[slot] = (iso_vpt_arrival){(int)it->h.src, (int)it->h.bytes};
+        pl->arrived[slot] = (iso_route_arrival){(int)it->h.src, (int)it->h.bytes};
     } else {
         if (it->h.ord >= 0 && it->h.ord < pl->nrecv)
             at = first_of(pl->src_pairs, pl->nrecv, it->h.src) + (int)it->h.ord;
@@ -575,7 +517,7 @@ static int build_plan(plan_t *pl, const iso_args *a)
 /* ---- the plan of one exchange --------------------------------------------------- */
 
 int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, int nrecv,
-                  const int *sources, const iso_args *a, iso_vpt_plan_out *out)
+                  const int *sources, const iso_args *a, iso_route_plan *out)
 {
     plan_t pl;
     int err;
@@ -610,14 +552,6 @@ int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, i
     free(pl.src_pairs);
     free(pl.filled);
     return err;
-}
-
-void iso__vpt_plan_free(iso_vpt_plan_out *p)
-{
-    iso__sched_release(p->sched);
-    free(p->msgsize);
-    free(p->arrived);
-    memset(p, 0, sizeof *p);
 }
 
 int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
@@ -661,207 +595,4 @@ int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[])
     }
     *n = o->n > 0 ? o->n : 2;
     return iso__vpt_dims_balanced(p, *n, dims);
-}
-
-int iso__vpt_agree(iso_priv *priv, int err, int n, const int dims[])
-{
-    return agree(priv, err, n, dims, NULL, NULL, 0);
-}
-
-/* ---- auto ---------------------------------------------------------------------------- */
-
-/* auto's choice of n (1: direct) for p processes from the statistics every
- * process has after the agreement: the largest out-degree (direct's
- * messages, mmax) and the largest mean bytes per edge.  The cost model of
- * coll/cost.c in pack mode, for the balanced T_n, n = 1 .. log2 p:
- *   messages  min(mmax, sum(k_d - 1))
- *   hops      mmax * sum_d (1 - 1/k_d)   (the expected hops of a random
- *             destination; direct: mmax)
- *   phases    n, plus n header rounds per call unless persistent.
- * Every process computes the same.  dims gets the chosen shape. */
-static int choose_n(int p, long long mmax, long long mean_bytes, int persistent, int dims[])
-{
-    double best = 0.0, block = (double)mean_bytes + 8.0;
-    int best_n = 1;
-    for (int n = 1; n <= ISO_VPT_MAXDIMS && (1 << n) <= p; n++) {
-        int k[ISO_VPT_MAXDIMS], msgs = 0;
-        double hops = 0.0, t;
-        iso_figures f = {0, 0, 0, 0};
-        iso__vpt_dims_balanced(p, n, k);
-        for (int d = 0; d < n; d++) {
-            msgs += k[d] - 1;
-            hops += 1.0 - 1.0 / k[d];
-        }
-        f.phases = persistent ? n : 2 * n;
-        f.msgs = (int)(mmax < msgs ? mmax : msgs) * (persistent ? 1 : 2);
-        f.hops = (int)((double)mmax * hops + 0.5);
-        t = n == 1 ? iso__cost_direct((int)mmax, (double)mean_bytes)
-                   : iso__cost(&f, block, ISO_MODE_PACK, persistent, 0);
-        if (n == 1 || t < best) {
-            best = t;
-            best_n = n;
-        }
-    }
-    return iso__vpt_dims_balanced(p, best_n, dims) == MPI_SUCCESS ? best_n : 1;
-}
-
-/* ---- the plan cache of blocking and nonblocking calls ----------------------------- */
-
-/* A plan holds counts, not pointers: the routes, the per-stage messages and
- * their sizes follow from the shape and every process's send block sizes
- * alone (the pieces name send blocks and receive slots by index; the
- * request binds them to each call's buffers).  So a call may reuse the
- * last call's plan if the shape is the same and no process's send block
- * sizes changed -- which the agreement's allreduce establishes (every
- * process votes; all plans must come from the same call, generation
- * g->vpt_plans). */
-struct iso_vpt_cache_s {
-    long long gen;
-    int n, dims[ISO_VPT_MAXDIMS], locality;
-    long long *sizes; /* [outdegree] bytes of each send block */
-    iso_vpt_plan_out plan;
-};
-
-void iso__vpt_cache_free(struct iso_vpt_cache_s *c)
-{
-    if (c == NULL)
-        return;
-    iso__vpt_plan_free(&c->plan);
-    free(c->sizes);
-    free(c);
-}
-
-static long long send_block_bytes(const iso_args *a, int i)
-{
-    iso_loc l = iso__block(&a->send, ISO_BUF_SEND, i);
-    MPI_Count size = 0;
-    MPI_Type_size_x(l.type, &size);
-    return (long long)size * l.count;
-}
-
-/* Can this process use the cached plan for a call with the send blocks of
- * a (its side of the vote)? */
-static int cache_fits(const iso_graph *g, const iso_args *a)
-{
-    const struct iso_vpt_cache_s *c = g->vpt_cache;
-    if (c == NULL)
-        return 0;
-    for (int i = 0; i < g->outdegree; i++)
-        if (c->sizes[i] != send_block_bytes(a, i))
-            return 0;
-    return 1;
-}
-
-/* Keeps *plan (taken over) as the cached plan of generation gen. */
-static void cache_put(iso_graph *g, const iso_vpt_opts *o, int n, const int dims[],
-                      const iso_args *a, long long gen, iso_vpt_plan_out *plan)
-{
-    struct iso_vpt_cache_s *c = calloc(1, sizeof *c);
-    if (c == NULL || (c->sizes = malloc(sizeof(long long) * ((size_t)g->outdegree + 1))) == NULL) {
-        free(c); /* not kept: the next call plans anew (the old plan is of another generation) */
-        iso__vpt_cache_free(g->vpt_cache);
-        g->vpt_cache = NULL;
-        return;
-    }
-    for (int i = 0; i < g->outdegree; i++)
-        c->sizes[i] = send_block_bytes(a, i);
-    c->gen = gen;
-    c->n = n;
-    memcpy(c->dims, dims, sizeof(int) * (size_t)n);
-    c->locality = o->locality;
-    c->plan = *plan;
-    memset(plan, 0, sizeof *plan);
-    iso__vpt_cache_free(g->vpt_cache);
-    g->vpt_cache = c;
-}
-
-/* ---- the request on a graph communicator ----------------------------------------- */
-
-int iso__vpt_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
-                     int err, int retain_args, int persistent, int *use_direct,
-                     struct iso_request_s **out)
-{
-    int n = 0, dims[ISO_VPT_MAXDIMS], hit = 0, cacheable = !persistent;
-    int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
-    long long stats[2] = {g->outdegree, 0}, gen = -1;
-    struct iso_vpt_cache_s *c;
-    iso_vpt *v = NULL;
-    iso_vpt_plan_out plan, *use = &plan;
-    *out = NULL;
-    *use_direct = 0;
-    memset(&plan, 0, sizeof plan);
-    if (!choose && iso__vpt_shape(&o->vpt, g->size, &n, dims) != MPI_SUCCESS)
-        return iso__error(ISO_ERR_INTERN);
-    if (!choose && n == 1) { /* T_1 is direct */
-        *use_direct = 1;
-        return err;
-    }
-    if (choose && err == MPI_SUCCESS) { /* mean bytes per edge */
-        for (int i = 0; i < g->outdegree; i++)
-            stats[1] += send_block_bytes(a, i);
-        stats[1] = g->outdegree > 0 ? stats[1] / g->outdegree : 0;
-    }
-    if (cacheable && err == MPI_SUCCESS)
-        hit = cache_fits(g, a);
-    if ((err = agree(g->priv, err, n, dims, choose ? stats : NULL, cacheable ? &hit : NULL,
-                     g->vpt_cache ? g->vpt_cache->gen : -1)) != MPI_SUCCESS)
-        return err;
-    if (choose && (n = choose_n(g->size, stats[0], stats[1], persistent, dims)) == 1) {
-        *use_direct = 1;
-        return MPI_SUCCESS;
-    }
-    if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
-        return err;
-    /* the shape is the same everywhere: so is this test's outcome */
-    c = g->vpt_cache;
-    if (hit && c->n == n && !memcmp(c->dims, dims, sizeof(int) * (size_t)n) &&
-        c->locality == o->vpt.locality) {
-        use = &c->plan;
-    } else {
-        hit = 0;
-        gen = cacheable ? ++g->vpt_plans : -1;
-        err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree, g->sources,
-                            a, &plan);
-    }
-    if (err == MPI_SUCCESS &&
-        (err = iso__sched_request(v->priv, comm, use->sched, a, g->outdegree, g->indegree,
-                                  retain_args, persistent, ISO_MODE_PACK, "vpt", out)) ==
-            MPI_SUCCESS &&
-        (err = iso__sched_request_reserve(*out, use->msgsize)) != MPI_SUCCESS) {
-        iso__request_destroy(*out);
-        *out = NULL;
-    }
-    if (cacheable && !hit && err == MPI_SUCCESS) {
-        cache_put(g, &o->vpt, n, dims, a, gen, &plan);
-    } else if (cacheable && !hit) { /* no plan of this generation here */
-        iso__vpt_cache_free(g->vpt_cache);
-        g->vpt_cache = NULL;
-    }
-    iso__vpt_plan_free(&plan);
-    return err;
-}
-
-/* ---- what a VPT exchange did ---------------------------------------------------- */
-
-int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
-                         long long bytes[], long long *forwarded, long long *buffer_bytes)
-{
-    MPI_Comm comm = request ? request->comm : MPI_COMM_WORLD;
-    const char *alg, *mode;
-    int rounds, msgs, err;
-    long long b;
-    if (request == ISO_REQUEST_NULL)
-        return iso__raise(comm, iso__error_msg(ISO_ERR_REQUEST, "request is ISO_REQUEST_NULL"));
-    if (!nstages || !forwarded || !buffer_bytes || maxstages < 0 ||
-        (maxstages > 0 && (!messages || !bytes)))
-        return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
-    if ((err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b)) ==
-            MPI_SUCCESS &&
-        strcmp(alg, "vpt") != 0)
-        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the vpt algorithm (it runs %s)",
-                             alg);
-    if (err == MPI_SUCCESS)
-        err = iso__sched_request_rounds(request, maxstages, nstages, messages, bytes, forwarded,
-                                        buffer_bytes);
-    return iso__raise(comm, err);
 }

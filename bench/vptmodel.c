@@ -1,4 +1,4 @@
-/* The store-and-forward model of one exchange over a VPT (model.h;
+/* The store-and-forward model of one exchange over a VPT (vptmodel.h;
  * DESIGN.md, "VPT model").
  *
  * Why it is cheap.  A submessage s -> t that hops at stage d (s and t differ
@@ -11,7 +11,7 @@
  * the number of submessages in it: all-to-all costs K + K/k + ... <= 2K
  * group steps per source instead of K n.  A link's first submessage makes
  * it a message (one bit per possible link, K k_d per stage). */
-#include "vpt/model.h"
+#include "vptmodel.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,6 @@
 /* The shape of a virtual process topology and its dimension-order routing
- * (shape.h; DESIGN.md, "Virtual process topology"). */
-#include "vpt/shape.h"
-#include "core/core.h"
+ * (route.h; DESIGN.md, "Virtual process topology"). */
+#include "route/route.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

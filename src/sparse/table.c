@@ -1,9 +1,6 @@
 /* The SDDE algorithm table and auto's rule.  An unknown name is an error,
  * never a silent fallback. */
 #include "sparse/sparse.h"
-#include <stdio.h>
-#include <string.h>
-#include <strings.h>
 
 enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX, VPT };
 
@@ -15,29 +12,7 @@ const iso_sdde_algorithm iso__sdde_algorithms[] = {
     [LOCALITY_NBX] = {"locality-nbx", iso__sdde_locality_nbx, 0},
     [VPT] = {"vpt", iso__sdde_vpt, 0},
 };
-const int iso__sdde_nalgorithms =
-    (int)(sizeof iso__sdde_algorithms / sizeof iso__sdde_algorithms[0]);
-
-int iso__sdde_lookup(const char *name, int *index)
-{
-    if (!strcasecmp(name, "auto")) {
-        *index = ISO_SDDE_AUTO;
-        return MPI_SUCCESS;
-    }
-    for (int k = 0; k < iso__sdde_nalgorithms; k++)
-        if (!strcasecmp(name, iso__sdde_algorithms[k].name)) {
-            *index = k;
-            return MPI_SUCCESS;
-        }
-    return iso__error(ISO_ERR_ALGORITHM);
-}
-
-void iso__sdde_names(char *buf, size_t size)
-{
-    int len = snprintf(buf, size, "auto");
-    for (int k = 0; k < iso__sdde_nalgorithms && len >= 0 && (size_t)len < size; k++)
-        len += snprintf(buf + len, size - (size_t)len, ", %s", iso__sdde_algorithms[k].name);
-}
+const iso_table iso__sdde_table = ISO_TABLE(iso__sdde_algorithms);
 
 /* auto, from the paper's findings (Geyko et al. 2023, section V): the
  * reduction of the personalized method is cheap at small process counts,

@@ -1,5 +1,5 @@
 /* vpt for the SDDE (Iso_alltoall_crs, Iso_alltoallv_crs): the VPT plan of
- * coll/vpt.c with unknown sources.  The header exchange of the plan is the
+ * route/ with unknown sources.  The header exchange of the plan is the
  * discovery: after the last stage a process knows every submessage for it
  * (source, bytes); the plan's schedule then moves the data (pack mode,
  * stages = rounds) and delivers submessage i, as raw packed bytes, at its
@@ -13,7 +13,7 @@
 typedef struct {
     iso_sdde_req base;
     struct iso_request_s *inner; /* the schedule request of the plan */
-    iso_vpt_plan_out plan;
+    iso_route_plan plan;
     int *scounts, *sdispls;      /* the send side as a v layout */
     int *rcounts;                /* the receive side: bytes at byte offsets */
     MPI_Aint *rdispls;
@@ -21,6 +21,17 @@ typedef struct {
     char *rbuf;
     iso_inbox in;
 } vpt_req;
+
+/* The send side of an SDDE call as alltoallv arguments (the receive side
+ * is set once known). */
+static iso_args args_sdde(const void *buf, const int *counts, const int *displs,
+                                      MPI_Datatype type, MPI_Aint extent)
+{
+    iso_args a = iso__args(ISO_ALLTOALL, buf, iso__side_v(counts, displs, type), NULL,
+                           iso__side_v(NULL, NULL, MPI_BYTE), MPI_OP_NULL);
+    a.send.extent = extent;
+    return a;
+}
 
 static int vpt_start(struct iso_request_s *req)
 {
@@ -46,7 +57,7 @@ static void vpt_destroy(struct iso_request_s *req)
 {
     vpt_req *r = (vpt_req *)req;
     iso__request_destroy(r->inner);
-    iso__vpt_plan_free(&r->plan);
+    iso__route_plan_free(&r->plan);
     iso__inbox_free(&r->in);
     free(r->scounts);
     free(r->sdispls);
@@ -64,6 +75,8 @@ int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
     vpt_req *r;
     iso_vpt *v;
     iso_args a;
+    iso_route_key key = {.routing = ISO_ROUTE_VPT, .locality = c->vpt.locality};
+    iso_agreement ag = {.nsame = 1};
     int p, rank, n, dims[ISO_VPT_MAXDIMS], err;
     size_t total = 0;
     *out = NULL;
@@ -86,8 +99,10 @@ int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
         r->scounts[i] = iso__sdde_count(c, i);
         r->sdispls[i] = c->displs ? c->displs[i] : i * c->count;
     }
-    a = iso__args_sdde(c->buf, r->scounts, r->sdispls, c->type, c->extent);
-    if ((err = iso__vpt_agree(c->priv, MPI_SUCCESS, n, dims)) != MPI_SUCCESS ||
+    a = args_sdde(c->buf, r->scounts, r->sdispls, c->type, c->extent);
+    key.n = n;
+    memcpy(key.dims, dims, sizeof(int) * (size_t)n);
+    if ((err = iso__route_agree(c->priv, MPI_SUCCESS, &a, c->n, &key, &ag)) != MPI_SUCCESS ||
         (err = iso__vpt_get(c->priv->comm, &c->vpt, n, dims, &v)) != MPI_SUCCESS ||
         (err = iso__vpt_plan(v, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan)) != MPI_SUCCESS)
         goto fn_fail;
@@ -118,9 +133,8 @@ int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
     a.recv = (iso_side){.layout = ISO_LAYOUT_W, .counts = r->rcounts, .adispls = r->rdispls,
                         .types = r->rtypes};
     if (err != MPI_SUCCESS ||
-        (err = iso__sched_request(v->priv, comm, r->plan.sched, &a, c->n, n, 0, 0, ISO_MODE_PACK,
-                                  "vpt", &r->inner)) != MPI_SUCCESS ||
-        (err = iso__sched_request_reserve(r->inner, r->plan.msgsize)) != MPI_SUCCESS)
+        (err = iso__route_request(v->priv, comm, &r->plan, &a, c->n, n, 0, 0, "vpt",
+                                  &r->inner)) != MPI_SUCCESS)
         goto fn_fail;
     *out = &r->base;
     return MPI_SUCCESS;

@@ -1,8 +1,8 @@
-/* vpt/model: the store-and-forward model of one irregular exchange over a
+/* bench/vptmodel: the store-and-forward model of one irregular exchange over a
  * virtual process topology T_n(k_1..k_n), all K processes at once, without
  * communication (Selvitopi & Aykanat, SC'19, sections 3-4; DESIGN.md,
  * "VPT model").  Used by bench/vptsim (K up to 16384 on one process) and the
- * tests; the routing is the library's (vpt/shape.h: at stage d a submessage
+ * tests; the routing is the library's (route/shape.c: at stage d a submessage
  * moves to the rank whose coordinate d is its destination's; ranks
  * row-major, dimension 0 slowest).
  *
@@ -26,7 +26,7 @@
 #ifndef ISO_VPT_MODEL_H
 #define ISO_VPT_MODEL_H
 
-#include "vpt/shape.h"
+#include "route/route.h"
 #include <stddef.h>
 
 /* One process's sends: n submessages, to dest[i] (0..K-1) with bytes[i]

@@ -1,0 +1,117 @@
+/* The routed alltoall forms on distributed graph communicators: auto's
+ * choice between direct and a VPT, the agreement, the plan (route/, cached
+ * for blocking and nonblocking calls) and its request. */
+#include "coll/coll.h"
+#include <string.h>
+
+/* ---- auto ---------------------------------------------------------------------------- */
+
+/* auto's choice of n (1: direct) for p processes from the statistics every
+ * process has after the agreement: the largest out-degree (direct's
+ * messages, mmax) and the largest mean bytes per edge.  The cost model of
+ * coll/cost.c in pack mode, for the balanced T_n, n = 1 .. log2 p:
+ *   messages  min(mmax, sum(k_d - 1))
+ *   hops      mmax * sum_d (1 - 1/k_d)   (the expected hops of a random
+ *             destination; direct: mmax)
+ *   phases    n, plus n header rounds per call unless persistent.
+ * Every process computes the same.  dims gets the chosen shape. */
+static int choose_n(int p, long long mmax, long long mean_bytes, int persistent, int dims[])
+{
+    double best = 0.0, block = (double)mean_bytes + 8.0;
+    int best_n = 1;
+    for (int n = 1; n <= ISO_VPT_MAXDIMS && (1 << n) <= p; n++) {
+        int k[ISO_VPT_MAXDIMS], msgs = 0;
+        double hops = 0.0, t;
+        iso_figures f = {0, 0, 0, 0};
+        iso__vpt_dims_balanced(p, n, k);
+        for (int d = 0; d < n; d++) {
+            msgs += k[d] - 1;
+            hops += 1.0 - 1.0 / k[d];
+        }
+        f.phases = persistent ? n : 2 * n;
+        f.msgs = (int)(mmax < msgs ? mmax : msgs) * (persistent ? 1 : 2);
+        f.hops = (int)((double)mmax * hops + 0.5);
+        t = n == 1 ? iso__cost_direct((int)mmax, (double)mean_bytes)
+                   : iso__cost(&f, block, ISO_MODE_PACK, persistent, 0);
+        if (n == 1 || t < best) {
+            best = t;
+            best_n = n;
+        }
+    }
+    return iso__vpt_dims_balanced(p, best_n, dims) == MPI_SUCCESS ? best_n : 1;
+}
+
+/* ---- the request on a graph communicator ----------------------------------------- */
+
+int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o,
+                             const iso_args *a, int err, int retain_args, int persistent,
+                             int *use_direct, struct iso_request_s **out)
+{
+    enum { MISSED = 2 };
+    int n = 0, dims[ISO_VPT_MAXDIMS] = {0}, cacheable = !persistent;
+    int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
+    long long gen = -1;
+    iso_route_key key = {.routing = ISO_ROUTE_VPT, .locality = o->vpt.locality};
+    /* same[1]: the generation of the cached plans; max: auto's statistics
+     * (largest out-degree, largest mean bytes per edge) and the vote, a
+     * miss anywhere being a miss everywhere */
+    iso_agreement ag = {.nsame = 2, .same = {0, iso__route_cache_gen(g->plan_cache)},
+                        .nmax = 3, .max = {g->outdegree, 0, 1}};
+    const iso_route_plan *use;
+    iso_route_plan plan;
+    iso_vpt *v = NULL;
+    *out = NULL;
+    *use_direct = 0;
+    memset(&plan, 0, sizeof plan);
+    if (!choose) { /* the options' shape, the same everywhere: T_1 is direct */
+        int e = iso__vpt_shape(&o->vpt, g->size, &n, dims);
+        if (e == MPI_SUCCESS && n == 1) {
+            *use_direct = 1;
+            return err;
+        }
+        err = err ? err : e;
+    }
+    if (choose && err == MPI_SUCCESS) { /* mean bytes per edge */
+        for (int i = 0; i < g->outdegree; i++)
+            ag.max[1] += iso__route_send_bytes(a, i);
+        ag.max[1] = g->outdegree > 0 ? ag.max[1] / g->outdegree : 0;
+    }
+    if (cacheable && err == MPI_SUCCESS)
+        ag.max[MISSED] = !iso__route_cache_fits(g->plan_cache, g->outdegree, a);
+    key.n = n;
+    memcpy(key.dims, dims, sizeof(int) * (size_t)n);
+    if ((err = iso__route_agree(g->priv, err, a, g->outdegree, &key, &ag)) != MPI_SUCCESS)
+        return err;
+    if (choose && (n = choose_n(g->size, ag.max[0], ag.max[1], persistent, dims)) == 1) {
+        *use_direct = 1;
+        return MPI_SUCCESS;
+    }
+    if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
+        return err;
+    key.n = n;
+    memcpy(key.dims, dims, sizeof(int) * (size_t)n);
+    /* the key is the same everywhere, and so the vote and the generation:
+     * so is this test's outcome */
+    use = NULL;
+    if (cacheable && !ag.max[MISSED] && ag.differs < 0)
+        use = iso__route_cache_plan(g->plan_cache, &key);
+    if (use == NULL) {
+        gen = cacheable ? ++g->plans : -1;
+        err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree, g->sources,
+                            a, &plan);
+        use = &plan;
+    }
+    if (err == MPI_SUCCESS)
+        err = iso__route_request(v->priv, comm, use, a, g->outdegree, g->indegree, retain_args,
+                                 persistent, "vpt", out);
+    if (cacheable && use == &plan) { /* kept if made; else no plan of this generation here */
+        if (err == MPI_SUCCESS)
+            iso__route_cache_put(&g->plan_cache, &key, g->outdegree, a, gen, &plan);
+        else {
+            iso__route_cache_free(g->plan_cache);
+            g->plan_cache = NULL;
+        }
+    }
+    iso__route_plan_free(&plan);
+    return err;
+}

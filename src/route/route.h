@@ -1,0 +1,195 @@
+/* route: store-and-forward routings of irregular exchanges (DESIGN.md,
+ * "Layers", "Virtual process topology").  A routing turns one exchange --
+ * every process sends blocks to destinations it knows -- into a plan: one
+ * schedule (sched/) whose rounds are stages, the sizes of its messages and,
+ * where the sources are unknown, what arrived.  coll/ (distributed graph
+ * communicators) and sparse/ (Iso_*_crs) both run such plans through the
+ * same executor path; the routing decides only how submessages travel.
+ *   route.h    this interface
+ *   shape.c    the shape of a virtual process topology T_n(k_1..k_n) and
+ *              its dimension-order routing (pure computations)
+ *   vpt.c      the VPT: its communicators (cached, with the locality
+ *              embedding), its options, and its planner (the per-stage
+ *              header exchange that builds the plan)
+ *   plan.c     what every routing shares: the plan type, the send-buffer
+ *              check and the agreement before planning, the plan cache,
+ *              the environment of the irregular exchanges, and
+ *              Iso_request_vpt_info
+ * Builds on topo/ (locality) and sched/ (schedules, requests); used by
+ * coll/ and sparse/, which never include each other. */
+#ifndef ISO_ROUTE_H
+#define ISO_ROUTE_H
+
+#include "sched/sched.h"
+#include "topo/topo.h"
+
+/* ---- the shape of a VPT (shape.c) --------------------------------------------
+ * Pure computations: no communication; the error paths make library error
+ * codes (which needs MPI initialised; before MPI_Init or after
+ * MPI_Finalize they return MPI_ERR_ARG / MPI_ERR_INFO).
+ *
+ * Ranks are row-major, dimension 0 slowest (MPI_Cart_coords order): rank r
+ * has coordinate (r / stride_d) % dims[d] with stride_d = dims[d+1] * ... *
+ * dims[n-1]. */
+#define ISO_VPT_MAXDIMS 16
+
+/* dims[0..n-1] with product p (p >= 1, 1 <= n <= ISO_VPT_MAXDIMS), the
+ * paper's balanced scheme generalised to any p: the prime factors of p,
+ * largest first, each go to the dimension with the smallest product so far;
+ * the sizes are then sorted non-increasing.  For p = 2^m this is the paper's
+ * T_n (sizes 2^floor(m/n) and 2^ceil(m/n), differing by at most a factor of
+ * 2); in general sizes differ by at most a factor of the largest prime
+ * factor where p allows nothing better.  A prime p gives (p, 1, ..., 1): a
+ * one-dimensional VPT, i.e. direct.  n beyond the number of prime factors
+ * gives dimensions of size 1 (no stage there).  MPI_SUCCESS or the ARG
+ * code. */
+int iso__vpt_dims_balanced(int p, int n, int dims[]);
+
+/* Parses "4,2,2" (decimal sizes >= 1, separated by single commas, at most
+ * ISO_VPT_MAXDIMS) into *n and dims.  The INFO code if malformed or if the
+ * product is not p. */
+int iso__vpt_dims_parse(const char *s, int p, int *n, int dims[]);
+
+/* Store-and-forward in dimension order: at stage d (0..n-1) a message at
+ * VPT rank `at` for VPT rank `dest` moves to the rank whose coordinate d is
+ * dest's, the others kept (`at` itself when they already agree).  After
+ * stage n-1 it is at dest.  Arguments are trusted (internal). */
+int iso__vpt_hop(int n, const int dims[], int stage, int at, int dest);
+
+/* stride of dimension d: dims[d+1] * ... * dims[n-1] (1 for the last). */
+int iso__vpt_stride(int n, const int dims[], int d);
+
+/* Coordinate d of rank r. */
+int iso__vpt_coord(int n, const int dims[], int d, int r);
+
+/* ---- the VPT (vpt.c) ------------------------------------------------------------- */
+/* The VPT options (iso_vpt_dims, iso_vpt_n, iso_vpt_locality). */
+typedef struct {
+    int n;                            /* iso_vpt_n, 0: not given */
+    int ndims, dims[ISO_VPT_MAXDIMS]; /* iso_vpt_dims, ndims 0: not given */
+    int locality;                     /* iso_vpt_locality: 0 none, 1 node */
+} iso_vpt_opts;
+
+/* One key iso_vpt_dims, iso_vpt_n or iso_vpt_locality into *o (p
+ * processes; where: "info KEY" or "environment VAR", for errors). */
+int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
+                    const char *where);
+/* The shape the options give for p processes (n == 1: direct). */
+int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
+
+/* A virtual process topology T_n(dims) of a communicator: a periodic
+ * Cartesian communicator whose rank r is VPT rank r, with its own private
+ * communicator for the library's messages. */
+typedef struct iso_vpt_s {
+    int n, dims[ISO_VPT_MAXDIMS], locality;
+    MPI_Comm cart;
+    iso_priv *priv;         /* on cart */
+    int *vrank;             /* [p] VPT rank of each rank of the base communicator (NULL: the same) */
+    int me;                 /* this process's VPT rank */
+    struct iso_vpt_s *next; /* the other shapes used on the communicator */
+} iso_vpt;
+
+/* The VPT of shape (n, dims) on base (a private communicator), made on
+ * first use (collective over base: a Cartesian communicator and its private
+ * duplicate; with o->locality the nodes of base too) and cached on base
+ * until it is freed.  With o->locality and a balanced shape (o->ndims 0)
+ * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
+int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
+
+/* ---- the plan every routing produces (plan.c) ------------------------------------ */
+/* Which routing made a plan, and its shape: what processes must agree on
+ * and what a cached plan is looked up by. */
+enum { ISO_ROUTE_VPT };
+typedef struct {
+    int routing;                 /* ISO_ROUTE_* */
+    int n, dims[ISO_VPT_MAXDIMS]; /* VPT: the shape (n 0: auto, not chosen yet) */
+    int locality;                /* VPT: iso_vpt_locality */
+} iso_route_key;
+
+typedef struct {
+    int source, bytes;
+} iso_route_arrival;
+
+/* A plan: one schedule whose round d is stage d (PACK + SEND_MSG per
+ * neighbor of the stage, RECV_MSG per neighbor that sends, DELIVER into
+ * receive slots; run in pack mode), the byte size of each of its messages
+ * (buffers reserved when the request is made), and, when the sources were
+ * unknown, what arrived in each receive slot.  The schedule's struct_*
+ * figures are the plan's (stages, messages, hops, largest message). */
+typedef struct {
+    iso_sched *sched;
+    size_t *msgsize;            /* per message of sched: its bytes, header included */
+    iso_route_arrival *arrived; /* sources unknown: slot i's source and bytes */
+    int narrived;
+} iso_route_plan;
+
+void iso__route_plan_free(iso_route_plan *p);
+
+/* The agreement before planning a routed exchange (collective over
+ * priv->comm; every process calls it, also with err set).  Unless err is
+ * set, this process first checks its send side (a, nsend blocks): data at
+ * address 0 with nonzero size is MPI_ERR_BUFFER, found here for every
+ * routing before any memory is touched.  ag->same[0] becomes key's hash
+ * (the caller's values follow from 1 on; ag->max is the caller's).
+ * Returns this process's error, a peer's (core/agree.c's rule), or the
+ * ALGORITHM code if the processes have different keys. */
+int iso__route_agree(iso_priv *priv, int err, const iso_args *a, int nsend,
+                     const iso_route_key *key, iso_agreement *ag);
+
+/* The plan of one exchange over VPT v (collective over v): this process
+ * (rank of size, ranks of the base communicator) sends block i of a's send
+ * side to dests[i]; receive slot j is the ord-th occurrence of sources[j]
+ * (the graph rule), or, with sources NULL, slot i is the i-th arrival
+ * (recorded in out->arrived; a's receive side is then set by the caller
+ * before the request is made). */
+int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, int nrecv,
+                  const int *sources, const iso_args *a, iso_route_plan *out);
+
+/* The request that runs plan for a (the one executor path of every
+ * routing): the schedule's request on priv (comm: the user's, for errors)
+ * in pack mode with its message buffers reserved; named "vpt" for
+ * Iso_request_vpt_info. */
+int iso__route_request(iso_priv *priv, MPI_Comm comm, const iso_route_plan *plan,
+                       const iso_args *a, int nsend, int nrecv, int retain_args, int persistent,
+                       const char *name, struct iso_request_s **out);
+
+/* ---- the plan cache (plan.c) ------------------------------------------------------ */
+/* A plan holds counts, not pointers: the routes, the per-stage messages and
+ * their sizes follow from the key and every process's send block sizes
+ * alone (pieces name send blocks and receive slots by index; the request
+ * binds them to each call's buffers).  So a call may reuse the last call's
+ * plan if the key is the same and no process's send block sizes changed --
+ * which the agreement establishes (every process votes; all plans must
+ * come from the same call: one generation). */
+typedef struct iso_route_cache_s iso_route_cache;
+/* The bytes of send block i of a. */
+long long iso__route_send_bytes(const iso_args *a, int i);
+/* This process's vote: does the cached plan fit the send blocks of a? */
+int iso__route_cache_fits(const iso_route_cache *c, int nsend, const iso_args *a);
+/* The generation of the cached plan, -1 if none. */
+long long iso__route_cache_gen(const iso_route_cache *c);
+/* The cached plan if it was made for key, else NULL. */
+const iso_route_plan *iso__route_cache_plan(const iso_route_cache *c, const iso_route_key *key);
+/* Keeps *plan (taken over) as the plan of generation gen for key and the
+ * send blocks of a; on failure *cache is emptied (the next call plans
+ * anew). */
+void iso__route_cache_put(iso_route_cache **cache, const iso_route_key *key, int nsend,
+                          const iso_args *a, long long gen, iso_route_plan *plan);
+void iso__route_cache_free(iso_route_cache *c);
+
+/* ---- the environment of the irregular exchanges (plan.c) -------------------------- */
+/* ISO_SPARSE_ALGORITHM, ISO_VPT_DIMS, ISO_VPT_N, ISO_VPT_LOCALITY, read in
+ * this order by graph communicators and Iso_*_crs alike. */
+#define ISO_SPARSE_NENV 4
+extern const iso_env_option iso__sparse_env_options[ISO_SPARSE_NENV];
+
+/* iso_sparse_algorithm is one key with one vocabulary read in two
+ * contexts, each with its own table (coll/graph.c, sparse/table.c).  A
+ * value is looked up in the table of the context; a word of the other
+ * context, or an unknown word, is the ALGORITHM code naming the context
+ * and the words it accepts -- never ignored. */
+typedef enum { ISO_CTX_GRAPH, ISO_CTX_CRS } iso_sparse_context;
+int iso__sparse_algorithm_option(const iso_table *t, iso_sparse_context ctx, const char *where,
+                                 const char *value, int *index);
+
+#endif
