@@ -604,7 +604,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    const char *matrices = "/work/shared/matrices/west0479.mtx.gz", *nlist = NULL;
+    const char *matrices = "tests/data/west0479.mtx", *nlist = NULL;
     const char *dims_opt = NULL, *variants = "mpi,direct,vpt";
     int reps = 21, iters = 10, metis = 0, strict = 0, nv, failed = 0;
     long long header = 8; /* pack mode: one int64 size per submessage (DESIGN.md) */
