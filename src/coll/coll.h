@@ -12,7 +12,8 @@
  *   vpt.c            store-and-forward over a virtual process topology on
  *                    graph communicators: the plan and its schedule
  *   combining.c      the message-combining builder over routes (dimwise,
- *                    bruck) */
+ *                    bruck); its parts are combining_*.c, listed in the
+ *                    private combining.h */
 #ifndef ISO_COLL_H
 #define ISO_COLL_H
 
