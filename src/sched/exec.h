@@ -1,5 +1,6 @@
 /* The schedule request, shared by the files of the executor (executor.c,
- * message.c, datatype.c, retain.c, arena.c); nothing outside sched/ sees it. */
+ * request_bind.c, message.c, datatype.c, retain.c, arena.c); nothing
+ * outside sched/ sees it. */
 #ifndef ISO_SCHED_EXEC_H
 #define ISO_SCHED_EXEC_H
 
@@ -64,6 +65,10 @@ typedef struct {
     int count;
     MPI_Datatype type;
 } iso_place;
+
+/* executor.c: the kind of every schedule request (start, progress,
+ * destroy). */
+extern const iso_request_kind iso__sched_kind;
 
 /* message.c */
 iso_place iso__place_of(const iso_sreq *r, iso_piece pc);
