@@ -1,5 +1,5 @@
 /* The schedule request, shared by the files of the executor (executor.c,
- * request_bind.c, message.c, datatype.c, retain.c, arena.c); nothing
+ * request_bind.c, message.c, datatype_mode.c, retain.c, arena.c); nothing
  * outside sched/ sees it. */
 #ifndef ISO_SCHED_EXEC_H
 #define ISO_SCHED_EXEC_H
@@ -99,7 +99,7 @@ int iso__arena_layout(const iso_sched *s, const size_t bytes[], size_t off[], si
 /* Makes r's message buffers slices of one arena, exactly bytes[m] each. */
 int iso__arena_reserve(iso_sreq *r, const size_t bytes[]);
 
-/* datatype.c */
+/* datatype_mode.c */
 int iso__vectors_alloc(iso_sreq *r);
 void iso__vectors_free(iso_sreq *r);
 int iso__msgtypes_build(iso_sreq *r);

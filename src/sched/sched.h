@@ -9,7 +9,8 @@
  *                   it to another call's, reserving, parking, dropping it
  *   message.c       where a block is, packed messages, deliveries (pack mode)
  *   arena.c         message buffers of plans with known sizes: one allocation
- *   datatype.c      datatype mode: struct types over MPI_BOTTOM, scratch vectors
+ *   datatype_mode.c datatype mode: struct types over MPI_BOTTOM; the scratch
+ *                   vectors and reduction accumulators
  *   retain.c        keeping the caller's arrays and datatypes alive */
 #ifndef ISO_SCHED_H
 #define ISO_SCHED_H
