@@ -12,7 +12,8 @@
  *   graph_route.c    their routed exchanges: auto's choice of direct or a
  *                    VPT, the agreement, the plan (route/) and its request
  *   combining.c      the message-combining builder over routes (dimwise,
- *                    bruck) */
+ *                    bruck); its parts are combining_*.c, listed in the
+ *                    private combining.h */
 #ifndef ISO_COLL_H
 #define ISO_COLL_H
 

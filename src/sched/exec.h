@@ -1,5 +1,6 @@
 /* The schedule request, shared by the files of the executor (executor.c,
- * message.c, datatype.c, retain.c, arena.c); nothing outside sched/ sees it. */
+ * request_bind.c, message.c, datatype_mode.c, retain.c, arena.c); nothing
+ * outside sched/ sees it. */
 #ifndef ISO_SCHED_EXEC_H
 #define ISO_SCHED_EXEC_H
 
@@ -65,6 +66,10 @@ typedef struct {
     MPI_Datatype type;
 } iso_place;
 
+/* executor.c: the kind of every schedule request (start, progress,
+ * destroy). */
+extern const iso_request_kind iso__sched_kind;
+
 /* message.c */
 iso_place iso__place_of(const iso_sreq *r, iso_piece pc);
 int iso__pack_message(iso_sreq *r, int m);
@@ -94,7 +99,7 @@ int iso__arena_layout(const iso_sched *s, const size_t bytes[], size_t off[], si
 /* Makes r's message buffers slices of one arena, exactly bytes[m] each. */
 int iso__arena_reserve(iso_sreq *r, const size_t bytes[]);
 
-/* datatype.c */
+/* datatype_mode.c */
 int iso__vectors_alloc(iso_sreq *r);
 void iso__vectors_free(iso_sreq *r);
 int iso__msgtypes_build(iso_sreq *r);

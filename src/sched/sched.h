@@ -2,12 +2,16 @@
  * boundaries) and the one executor that runs every schedule (DESIGN.md,
  * "Schedules" and "Combined messages").  Builders (coll/) fill schedules;
  * nothing here knows about neighborhoods or topologies.
- *   schedule.c   building a schedule, its datatypes, statistics
- *   executor.c   the schedule request: rounds posted and completed in order
- *   message.c    where a block is, packed messages, deliveries (pack mode)
- *   arena.c      message buffers of plans with known sizes: one allocation
- *   datatype.c   datatype mode: struct types over MPI_BOTTOM, scratch vectors
- *   retain.c     keeping the caller's arrays and datatypes alive */
+ *   schedule.c      building a schedule, its datatypes, statistics
+ *   executor.c      the schedule request: rounds posted and completed in
+ *                   order; what it reports (describe, rounds)
+ *   request_bind.c  making a schedule request for a call's buffers, binding
+ *                   it to another call's, reserving, parking, dropping it
+ *   message.c       where a block is, packed messages, deliveries (pack mode)
+ *   arena.c         message buffers of plans with known sizes: one allocation
+ *   datatype_mode.c datatype mode: struct types over MPI_BOTTOM; the scratch
+ *                   vectors and reduction accumulators
+ *   retain.c        keeping the caller's arrays and datatypes alive */
 #ifndef ISO_SCHED_H
 #define ISO_SCHED_H
 
@@ -240,7 +244,7 @@ size_t iso__sched_spare_bytes(const iso_sched *s);
  * messages sent, blocks sent counting every hop. */
 void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long *block_hops);
 
-/* ---- running a schedule (executor.c) ---------------------------------------- */
+/* ---- running a schedule (executor.c, request_bind.c) ----------------------- */
 /* How combined messages are made (DESIGN.md, "Combined messages"). */
 typedef enum { ISO_MODE_AUTO, ISO_MODE_PACK, ISO_MODE_DATATYPE } iso_msg_mode;
 
