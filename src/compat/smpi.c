@@ -1,7 +1,9 @@
 /* compat/smpi: the stand-ins for MPI calls SMPI 3.32 lacks (smpi.h says
  * which and how).  Compiled into the SMPI build only (Makefile); every
- * call here is one SMPI implements. */
+ * call here is one SMPI implements.  smpi.h's macros apply here too: a
+ * stand-in that needs SMPI's own function of its name calls the PMPI_ one. */
 #include "compat/smpi.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -692,4 +694,79 @@ int iso_smpi_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                  .stypes = sendtypes,
                  .rtypes = recvtypes};
     return hood_exchange(comm, varying_send, varying_recv, &a);
+}
+
+/* ---- added error classes and codes ---------------------------------------- */
+
+/* This process's added classes and codes: code FIRST_ADDED + k is added[k]
+ * (a class is its own class). */
+enum { FIRST_ADDED = MPI_ERR_LASTCODE + 1 };
+typedef struct {
+    int errorclass;
+    char text[MPI_MAX_ERROR_STRING];
+} added_code;
+static added_code *added;
+static int nadded, added_cap;
+
+static added_code *added_find(int code)
+{
+    return code >= FIRST_ADDED && code < FIRST_ADDED + nadded ? &added[code - FIRST_ADDED] : NULL;
+}
+
+/* A new code of class errorclass (-1: a new class, its own). */
+static int added_new(int errorclass, int *code)
+{
+    if (nadded == added_cap) {
+        int cap = added_cap ? 2 * added_cap : 64;
+        added_code *a = realloc(added, sizeof *a * (size_t)cap);
+        if (a == NULL)
+            return MPI_ERR_NO_MEM;
+        added = a;
+        added_cap = cap;
+    }
+    *code = FIRST_ADDED + nadded;
+    added[nadded].errorclass = errorclass < 0 ? *code : errorclass;
+    added[nadded].text[0] = '\0';
+    nadded++;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Add_error_class(int *errorclass)
+{
+    return added_new(-1, errorclass);
+}
+
+int iso_smpi_Add_error_code(int errorclass, int *errorcode)
+{
+    const added_code *c = added_find(errorclass);
+    if (c == NULL || c->errorclass != errorclass) /* only added classes take codes */
+        return MPI_ERR_ARG;
+    return added_new(errorclass, errorcode);
+}
+
+int iso_smpi_Add_error_string(int errorcode, const char *string)
+{
+    added_code *c = added_find(errorcode);
+    if (c == NULL) /* MPI's own codes keep their strings */
+        return MPI_ERR_ARG;
+    snprintf(c->text, sizeof c->text, "%s", string);
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Error_class(int errorcode, int *errorclass)
+{
+    const added_code *c = added_find(errorcode);
+    if (c == NULL) /* (MPI_Error_class is this function: smpi.h) */
+        return PMPI_Error_class(errorcode, errorclass);
+    *errorclass = c->errorclass;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Error_string(int errorcode, char *string, int *resultlen)
+{
+    const added_code *c = added_find(errorcode);
+    if (c == NULL)
+        return PMPI_Error_string(errorcode, string, resultlen);
+    *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", c->text);
+    return MPI_SUCCESS;
 }

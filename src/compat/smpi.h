@@ -56,6 +56,14 @@
  *                          receiver: tag k, received with tag k^1, which
  *                          stays right where both neighbors are one process
  *                          (a dimension of 1 or 2 processes, periodic).
+ *   MPI_Add_error_class, _code, _string (SMPI: "not yet implemented",
+ *   returning success with nothing made), MPI_Error_class, _string
+ *                          a table of this process's added classes and
+ *                          codes (numbered from MPI_ERR_LASTCODE + 1) and
+ *                          their strings; other codes go to SMPI.  SMPI's
+ *                          MPI_ERRORS_ARE_FATAL does not know these strings
+ *                          (it prints its own text for the code), and the
+ *                          MPI_LASTUSEDCODE attribute stays SMPI's.
  * Not covered (none is used here): the nonblocking and persistent
  * neighborhood collectives, MPI_Neighbor_allgatherv, MPI_Graph_*. */
 #ifndef ISO_COMPAT_SMPI_H
@@ -110,9 +118,11 @@ ISO_SMPI_API int iso_smpi_Neighbor_alltoallw(const void *sendbuf, const int send
                                              const MPI_Datatype sendtypes[], void *recvbuf,
                                              const int recvcounts[], const MPI_Aint rdispls[],
                                              const MPI_Datatype recvtypes[], MPI_Comm comm);
-
-/* SMPI declares the string of MPI_Add_error_string without const */
-#define MPI_Add_error_string(code, string) MPI_Add_error_string((code), (char *)(string))
+ISO_SMPI_API int iso_smpi_Add_error_class(int *errorclass);
+ISO_SMPI_API int iso_smpi_Add_error_code(int errorclass, int *errorcode);
+ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
+ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
+ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
 
 #define MPI_Topo_test iso_smpi_Topo_test
 #define MPI_Comm_idup iso_smpi_Comm_idup
@@ -130,5 +140,10 @@ ISO_SMPI_API int iso_smpi_Neighbor_alltoallw(const void *sendbuf, const int send
 #define MPI_Neighbor_alltoall iso_smpi_Neighbor_alltoall
 #define MPI_Neighbor_alltoallv iso_smpi_Neighbor_alltoallv
 #define MPI_Neighbor_alltoallw iso_smpi_Neighbor_alltoallw
+#define MPI_Add_error_class iso_smpi_Add_error_class
+#define MPI_Add_error_code iso_smpi_Add_error_code
+#define MPI_Add_error_string iso_smpi_Add_error_string
+#define MPI_Error_class iso_smpi_Error_class
+#define MPI_Error_string iso_smpi_Error_string
 
 #endif
