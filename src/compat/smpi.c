@@ -770,3 +770,27 @@ int iso_smpi_Error_string(int errorcode, char *string, int *resultlen)
     *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", c->text);
     return MPI_SUCCESS;
 }
+
+/* ---- calling a communicator's error handler -------------------------------- */
+
+int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    MPI_Errhandler h;
+    int returns, fatal, err = MPI_Comm_get_errhandler(comm, &h);
+    if (err != MPI_SUCCESS)
+        return err;
+    returns = h == MPI_ERRORS_RETURN;
+    fatal = h == MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler_free(&h); /* the reference MPI_Comm_get_errhandler made */
+    if (returns)
+        return MPI_SUCCESS;
+    if (fatal) {
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0, rank = -1;
+        iso_smpi_Error_string(errorcode, text, &len);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        fprintf(stderr, "rank %d: fatal MPI error %d: %s\n", rank, errorcode, text);
+        return MPI_Abort(comm, errorcode);
+    }
+    return PMPI_Comm_call_errhandler(comm, errorcode);
+}

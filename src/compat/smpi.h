@@ -64,6 +64,10 @@
  *                          MPI_ERRORS_ARE_FATAL does not know these strings
  *                          (it prints its own text for the code), and the
  *                          MPI_LASTUSEDCODE attribute stays SMPI's.
+ *   MPI_Comm_call_errhandler   SMPI 3.32 calls a null function for the
+ *                          predefined handlers: MPI_ERRORS_RETURN returns,
+ *                          MPI_ERRORS_ARE_FATAL prints the code's string
+ *                          and aborts, a user's handler is SMPI's to call.
  * Not covered (none is used here): the nonblocking and persistent
  * neighborhood collectives, MPI_Neighbor_allgatherv, MPI_Graph_*. */
 #ifndef ISO_COMPAT_SMPI_H
@@ -123,6 +127,7 @@ ISO_SMPI_API int iso_smpi_Add_error_code(int errorclass, int *errorcode);
 ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
 ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
 ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
+ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 
 #define MPI_Topo_test iso_smpi_Topo_test
 #define MPI_Comm_idup iso_smpi_Comm_idup
@@ -145,5 +150,6 @@ ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultl
 #define MPI_Add_error_string iso_smpi_Add_error_string
 #define MPI_Error_class iso_smpi_Error_class
 #define MPI_Error_string iso_smpi_Error_string
+#define MPI_Comm_call_errhandler iso_smpi_Comm_call_errhandler
 
 #endif
