@@ -1,6 +1,7 @@
 # isocoll — plain GNU Make, non-recursive, objects under $(BUILD).
 #   make                 library (build/libisocoll.a, build/libisocoll.so), MPICH
 #   make MPI=openmpi     the same with Open MPI, under build/openmpi
+#   make MPI=smpi        the same with SimGrid's SMPI (simulated ranks), build/smpi
 #   make check           test suite through prove (TAP)
 #   make asan            tests built with AddressSanitizer + UBSan, run
 #   make bench           default benchmark series (bench/run: CSVs, tables, plots)
