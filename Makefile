@@ -1,6 +1,7 @@
 # isocoll — plain GNU Make, non-recursive, objects under $(BUILD).
 #   make                 library (build/libisocoll.a, build/libisocoll.so), MPICH
 #   make MPI=openmpi     the same with Open MPI, under build/openmpi
+#   make MPI=smpi        the same with SimGrid's SMPI (simulated ranks), build/smpi
 #   make check           test suite through prove (TAP)
 #   make asan            tests built with AddressSanitizer + UBSan, run
 #   make bench           default benchmark series (bench/run: CSVs, tables, plots)
@@ -26,8 +27,20 @@ else ifeq ($(MPI),openmpi)
   export OMPI_ALLOW_RUN_AS_ROOT=1
   export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export OMPI_MCA_rmaps_base_oversubscribe=1
+else ifeq ($(MPI),smpi)
+  # SimGrid's SMPI (libsimgrid-dev): every rank is simulated in one process
+  # on a modelled platform.  src/compat/smpi.h, forced into every compile,
+  # stands in for the MPI calls SMPI 3.32 does not implement (it says which).
+  # Launches go through tests/smpi-exec: smpirun on a generated test
+  # platform (SMPI_PLATFORM, SMPI_HOSTFILE and SMPI_FLAGS override it).
+  MPICC   ?= smpicc
+  MPIEXEC ?= sh tests/smpi-exec
+  BUILD   ?= build/smpi
+  MPIPKG  := libsimgrid-dev
+  MPIPC   := simgrid
+  SMPI_CFLAGS := -include src/compat/smpi.h
 else
-  $(error MPI must be mpich or openmpi)
+  $(error MPI must be mpich, openmpi or smpi)
 endif
 # One library per MPI: libisocoll-mpich and libisocoll-openmpi, each with
 # its SONAME and pkg-config file (isocoll-mpich.pc, isocoll-openmpi.pc,
@@ -39,11 +52,14 @@ LIBNAME   := isocoll-$(MPI)
 SONAME    := lib$(LIBNAME).so.$(SOVERSION)
 DEPS_PKGS := mpich libmpich-dev openmpi-bin libopenmpi-dev libhwloc-dev hwloc pkg-config \
              gnuplot-nox python3 libmetis-dev
+ifeq ($(MPI),smpi)
+  DEPS_PKGS += libsimgrid-dev
+endif
 
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT      ?= -O2 -g
 CFLAGS   ?= $(OPT) $(WARN)
-ALLCFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fPIC $(CFLAGS) $(SANFLAGS)
+ALLCFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fPIC $(CFLAGS) $(SANFLAGS) $(SMPI_CFLAGS)
 LIBCFLAGS = $(ALLCFLAGS) -DISOCOLL_BUILDING -fvisibility=hidden
 
 LIB_SRC  := $(wildcard src/*/*.c) $(wildcard datatypes/*.c)
@@ -62,6 +78,12 @@ VPTMODEL_USERS := $(BUILD)/bench/spmv $(BUILD)/bench/vptsim $(BUILD)/tests/t_vpt
 BENCH_SRC := $(filter-out $(VPTMODEL),$(wildcard bench/*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 EXAMPLE  := $(BUILD)/examples/example
+# src/compat holds the stand-ins for MPI calls that SMPI lacks: compiled
+# into the SMPI build only, so that the MPICH and Open MPI builds are the
+# same objects with or without it.
+ifneq ($(MPI),smpi)
+  LIB_OBJ := $(filter-out $(BUILD)/obj/src/compat/%,$(LIB_OBJ))
+endif
 
 .PHONY: all lib tests check asan bench install installcheck verify-big deps have-mpi clean examples
 all: lib
@@ -206,3 +228,10 @@ deps:
 
 clean:
 	rm -rf build
+
+# ---- SimGrid's SMPI (MPI=smpi) ------------------------------------------------
+ifeq ($(MPI),smpi)
+# isomem declares malloc through <malloc.h>: without SMPI's malloc macros
+# (it measures one process's memory, which in the simulator is all ranks')
+$(BUILD)/bench/isomem: SMPI_CFLAGS += -DSMPI_NO_OVERRIDE_MALLOC
+endif

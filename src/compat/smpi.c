@@ -1,0 +1,796 @@
+/* compat/smpi: the stand-ins for MPI calls SMPI 3.32 lacks (smpi.h says
+ * which and how).  Compiled into the SMPI build only (Makefile); every
+ * call here is one SMPI implements.  smpi.h's macros apply here too: a
+ * stand-in that needs SMPI's own function of its name calls the PMPI_ one. */
+#include "compat/smpi.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An error of a call on comm, through its handler as MPI reports it. */
+static int raise_on(MPI_Comm comm, int err)
+{
+    MPI_Comm_call_errhandler(comm == MPI_COMM_NULL ? MPI_COMM_WORLD : comm, err);
+    return err;
+}
+
+/* ---- the emulated topology, an attribute of the communicator -------------- */
+
+/* What a communicator carries for this layer: the lists of an emulated
+ * distributed graph (graph = 1), or nothing but the private duplicate of a
+ * Cartesian communicator for neighborhood collectives (graph = 0). */
+typedef struct {
+    int graph;
+    int indegree, outdegree, weighted;
+    int *sources, *sourceweights, *dests, *destweights; /* one allocation */
+    MPI_Comm coll; /* the neighborhood collectives' traffic, made at first use */
+} compat_topo;
+
+static int topo_keyval = MPI_KEYVAL_INVALID;
+
+static compat_topo *topo_new(int indegree, int outdegree, int weighted)
+{
+    compat_topo *t = calloc(1, sizeof *t);
+    int *lists = malloc(sizeof(int) * (2 * ((size_t)indegree + (size_t)outdegree) + 1));
+    if (t == NULL || lists == NULL) {
+        free(t);
+        free(lists);
+        return NULL;
+    }
+    t->graph = 1;
+    t->indegree = indegree;
+    t->outdegree = outdegree;
+    t->weighted = weighted;
+    t->sources = lists;
+    t->sourceweights = t->sources + indegree;
+    t->dests = t->sourceweights + indegree;
+    t->destweights = t->dests + outdegree;
+    t->coll = MPI_COMM_NULL;
+    return t;
+}
+
+static void topo_free(compat_topo *t)
+{
+    if (t == NULL)
+        return;
+    if (t->coll != MPI_COMM_NULL)
+        MPI_Comm_free(&t->coll);
+    free(t->sources);
+    free(t);
+}
+
+/* MPI_Comm_dup keeps a graph (as it keeps a real topology), without the
+ * private duplicate; a Cartesian communicator's copy makes its own. */
+static int topo_copy(MPI_Comm comm, int kv, void *extra, void *in, void *out, int *flag)
+{
+    const compat_topo *t = in;
+    compat_topo *c;
+    (void)comm;
+    (void)kv;
+    (void)extra;
+    *flag = 0;
+    if (!t->graph)
+        return MPI_SUCCESS;
+    if ((c = topo_new(t->indegree, t->outdegree, t->weighted)) == NULL)
+        return MPI_ERR_NO_MEM;
+    memcpy(c->sources, t->sources, sizeof(int) * 2 * ((size_t)t->indegree + (size_t)t->outdegree));
+    *(compat_topo **)out = c;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int topo_delete(MPI_Comm comm, int kv, void *val, void *extra)
+{
+    (void)comm;
+    (void)kv;
+    (void)extra;
+    topo_free(val);
+    return MPI_SUCCESS;
+}
+
+/* comm's record, or NULL (*t) when it has none. */
+static int topo_get(MPI_Comm comm, compat_topo **t)
+{
+    int flag = 0, err;
+    *t = NULL;
+    if (topo_keyval == MPI_KEYVAL_INVALID &&
+        (err = MPI_Comm_create_keyval(topo_copy, topo_delete, &topo_keyval, NULL)) != MPI_SUCCESS)
+        return err;
+    if ((err = MPI_Comm_get_attr(comm, topo_keyval, t, &flag)) != MPI_SUCCESS)
+        return err;
+    if (!flag)
+        *t = NULL;
+    return MPI_SUCCESS;
+}
+
+/* *graph: the emulated graph of comm, NULL if it has none. */
+static int graph_of(MPI_Comm comm, compat_topo **graph)
+{
+    int err = topo_get(comm, graph);
+    if (err == MPI_SUCCESS && *graph != NULL && !(*graph)->graph)
+        *graph = NULL;
+    return err;
+}
+
+/* Is comm Cartesian?  PMPI_Cartdim_get reports without calling the error
+ * handler (SMPI calls it in the MPI_ layer only). */
+static int is_cart(MPI_Comm comm, int *cart)
+{
+    int d, err = PMPI_Cartdim_get(comm, &d);
+    *cart = err == MPI_SUCCESS;
+    return err == MPI_ERR_TOPOLOGY ? MPI_SUCCESS : err;
+}
+
+int iso_smpi_Topo_test(MPI_Comm comm, int *status)
+{
+    compat_topo *g;
+    int cart, err;
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = graph_of(comm, &g)) != MPI_SUCCESS)
+        return err;
+    if (g != NULL) { /* before the Cartesian test: a graph made from a
+                        Cartesian communicator duplicates its topology */
+        *status = MPI_DIST_GRAPH;
+        return MPI_SUCCESS;
+    }
+    if ((err = is_cart(comm, &cart)) != MPI_SUCCESS)
+        return raise_on(comm, err);
+    *status = cart ? MPI_CART : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* ---- communicators ------------------------------------------------------- */
+
+int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    int err = MPI_Comm_dup(comm, newcomm);
+    *request = MPI_REQUEST_NULL;
+    return err;
+}
+
+/* ---- matched probes ------------------------------------------------------- */
+
+/* What an MPI_Message stands for here: the probed message's envelope. */
+typedef struct {
+    int source, tag;
+    MPI_Comm comm;
+} compat_message;
+
+/* The handle for the message st describes (MPI_MESSAGE_NO_PROC for one
+ * from MPI_PROC_NULL). */
+static int message_new(MPI_Comm comm, const MPI_Status *st, MPI_Message *message)
+{
+    compat_message *m;
+    *message = MPI_MESSAGE_NO_PROC;
+    if (st->MPI_SOURCE == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if ((m = malloc(sizeof *m)) == NULL)
+        return raise_on(comm, MPI_ERR_NO_MEM);
+    m->source = st->MPI_SOURCE;
+    m->tag = st->MPI_TAG;
+    m->comm = comm;
+    *message = m;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    MPI_Status st;
+    int err;
+    *message = MPI_MESSAGE_NULL;
+    if ((err = MPI_Probe(source, tag, comm, &st)) != MPI_SUCCESS)
+        return err;
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return message_new(comm, &st, message);
+}
+
+int iso_smpi_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                     MPI_Status *status)
+{
+    MPI_Status st;
+    int err;
+    *message = MPI_MESSAGE_NULL;
+    if ((err = MPI_Iprobe(source, tag, comm, flag, &st)) != MPI_SUCCESS || !*flag)
+        return err;
+    if (status != MPI_STATUS_IGNORE)
+        *status = st;
+    return message_new(comm, &st, message);
+}
+
+/* MPI_MESSAGE_NO_PROC is MPI_MESSAGE_NULL (NULL) in SMPI: either receives
+ * from MPI_PROC_NULL, as MPI_MESSAGE_NO_PROC must. */
+int iso_smpi_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                   MPI_Status *status)
+{
+    compat_message *m = *message;
+    int err;
+    *message = MPI_MESSAGE_NULL;
+    if (m == NULL)
+        return MPI_Recv(buf, count, type, MPI_PROC_NULL, 0, MPI_COMM_SELF, status);
+    err = MPI_Recv(buf, count, type, m->source, m->tag, m->comm, status);
+    free(m);
+    return err;
+}
+
+int iso_smpi_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                    MPI_Request *request)
+{
+    compat_message *m = *message;
+    int err;
+    *message = MPI_MESSAGE_NULL;
+    if (m == NULL)
+        return MPI_Irecv(buf, count, type, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
+    err = MPI_Irecv(buf, count, type, m->source, m->tag, m->comm, request);
+    free(m);
+    return err;
+}
+
+/* ---- elements ------------------------------------------------------------- */
+
+int iso_smpi_Get_elements_x(const MPI_Status *status, MPI_Datatype type, MPI_Count *elements)
+{
+    int ni, na, nd, combiner, count, err;
+    if ((err = MPI_Type_get_envelope(type, &ni, &na, &nd, &combiner)) != MPI_SUCCESS)
+        return err;
+    if (combiner != MPI_COMBINER_NAMED) /* elements of a derived type: not emulated */
+        return raise_on(MPI_COMM_WORLD, MPI_ERR_TYPE);
+    if ((err = MPI_Get_count(status, type, &count)) != MPI_SUCCESS)
+        return err;
+    *elements = count;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Get_elements(const MPI_Status *status, MPI_Datatype type, int *elements)
+{
+    MPI_Count n;
+    int err = iso_smpi_Get_elements_x(status, type, &n);
+    if (err == MPI_SUCCESS)
+        *elements = (int)n;
+    return err;
+}
+
+/* ---- distributed graphs --------------------------------------------------- */
+
+static int ranks_valid(int n, const int *ranks, int size)
+{
+    for (int k = 0; k < n; k++)
+        if (ranks[k] < 0 || ranks[k] >= size)
+            return 0;
+    return 1;
+}
+
+/* The new communicator: a duplicate of comm_old with graph t attached
+ * (given away: freed on failure). */
+static int graph_attach(MPI_Comm comm_old, compat_topo *t, MPI_Comm *comm_dist_graph)
+{
+    compat_topo *old;
+    int err;
+    *comm_dist_graph = MPI_COMM_NULL;
+    if ((err = topo_get(comm_old, &old)) != MPI_SUCCESS) { /* makes the keyval */
+        topo_free(t);
+        return err;
+    }
+    if ((err = MPI_Comm_dup(comm_old, comm_dist_graph)) != MPI_SUCCESS) {
+        topo_free(t);
+        return err;
+    }
+    /* the duplicate of a graph carries the old graph's copy: replaced */
+    if ((err = MPI_Comm_set_attr(*comm_dist_graph, topo_keyval, t)) != MPI_SUCCESS) {
+        topo_free(t);
+        MPI_Comm_free(comm_dist_graph);
+    }
+    return err;
+}
+
+int iso_smpi_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                        const int sourceweights[], int outdegree,
+                                        const int destinations[], const int destweights[],
+                                        MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+    int size, weighted, err;
+    compat_topo *t;
+    (void)info;
+    (void)reorder;
+    if (comm_old == MPI_COMM_NULL)
+        return raise_on(comm_old, MPI_ERR_COMM);
+    if ((err = MPI_Comm_size(comm_old, &size)) != MPI_SUCCESS)
+        return err;
+    if (indegree < 0 || outdegree < 0 || (indegree > 0 && sources == NULL) ||
+        (outdegree > 0 && destinations == NULL))
+        return raise_on(comm_old, MPI_ERR_ARG);
+    if (!ranks_valid(indegree, sources, size) || !ranks_valid(outdegree, destinations, size))
+        return raise_on(comm_old, MPI_ERR_RANK);
+    weighted = sourceweights != MPI_UNWEIGHTED && destweights != MPI_UNWEIGHTED;
+    if (weighted && ((indegree > 0 && sourceweights == MPI_WEIGHTS_EMPTY) ||
+                     (outdegree > 0 && destweights == MPI_WEIGHTS_EMPTY)))
+        return raise_on(comm_old, MPI_ERR_ARG);
+    if ((t = topo_new(indegree, outdegree, weighted)) == NULL)
+        return raise_on(comm_old, MPI_ERR_NO_MEM);
+    for (int k = 0; k < indegree; k++) {
+        t->sources[k] = sources[k];
+        t->sourceweights[k] = weighted ? sourceweights[k] : 1;
+    }
+    for (int k = 0; k < outdegree; k++) {
+        t->dests[k] = destinations[k];
+        t->destweights[k] = weighted ? destweights[k] : 1;
+    }
+    return graph_attach(comm_old, t, comm_dist_graph);
+}
+
+/* An edge as it travels to one of its ends: out (1, the destination, the
+ * weight) to its source, in (0, the source, the weight) to its destination. */
+enum { EDGE_INTS = 3 };
+
+int iso_smpi_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                               const int destinations[], const int weights[], MPI_Info info,
+                               int reorder, MPI_Comm *comm_dist_graph)
+{
+    int size, err, nedges = 0, here, weighted, indegree = 0, outdegree = 0;
+    int *scount = NULL, *rcount, *sdispl, *rdispl, *sbuf = NULL, *rbuf = NULL;
+    compat_topo *t = NULL;
+    (void)info;
+    (void)reorder;
+    if (comm_old == MPI_COMM_NULL)
+        return raise_on(comm_old, MPI_ERR_COMM);
+    if ((err = MPI_Comm_size(comm_old, &size)) != MPI_SUCCESS)
+        return err;
+    if (n < 0 || (n > 0 && (sources == NULL || degrees == NULL)))
+        return raise_on(comm_old, MPI_ERR_ARG);
+    for (int i = 0; i < n; i++) {
+        if (degrees[i] < 0)
+            return raise_on(comm_old, MPI_ERR_ARG);
+        nedges += degrees[i];
+    }
+    if (!ranks_valid(n, sources, size) || !ranks_valid(nedges, destinations, size))
+        return raise_on(comm_old, MPI_ERR_RANK);
+    /* weighted if any process gave weights (MPI: all or none do) */
+    here = weights != MPI_UNWEIGHTED;
+    if ((err = MPI_Allreduce(&here, &weighted, 1, MPI_INT, MPI_MAX, comm_old)) != MPI_SUCCESS)
+        return err;
+    if (here && nedges > 0 && weights == MPI_WEIGHTS_EMPTY)
+        return raise_on(comm_old, MPI_ERR_ARG);
+    if ((scount = calloc(4 * (size_t)size, sizeof(int))) == NULL ||
+        (sbuf = malloc(sizeof(int) * (2 * (size_t)nedges * EDGE_INTS + 1))) == NULL) {
+        err = raise_on(comm_old, MPI_ERR_NO_MEM);
+        goto out;
+    }
+    rcount = scount + size;
+    sdispl = rcount + size;
+    rdispl = sdispl + size;
+    for (int i = 0, e = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, e++) {
+            scount[sources[i]] += EDGE_INTS;
+            scount[destinations[e]] += EDGE_INTS;
+        }
+    for (int r = 1; r < size; r++)
+        sdispl[r] = sdispl[r - 1] + scount[r - 1];
+    for (int i = 0, e = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, e++) {
+            int s = sources[i], d = destinations[e], w = here ? weights[e] : 1;
+            int *rec = sbuf + sdispl[s];
+            rec[0] = 1, rec[1] = d, rec[2] = w;
+            sdispl[s] += EDGE_INTS;
+            rec = sbuf + sdispl[d];
+            rec[0] = 0, rec[1] = s, rec[2] = w;
+            sdispl[d] += EDGE_INTS;
+        }
+    for (int r = 0; r < size; r++) /* back to the starts */
+        sdispl[r] -= scount[r];
+    if ((err = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm_old)) != MPI_SUCCESS)
+        goto out;
+    for (int r = 1; r < size; r++)
+        rdispl[r] = rdispl[r - 1] + rcount[r - 1];
+    if ((rbuf = malloc(sizeof(int) * ((size_t)rdispl[size - 1] + (size_t)rcount[size - 1] + 1))) ==
+        NULL) {
+        err = raise_on(comm_old, MPI_ERR_NO_MEM);
+        goto out;
+    }
+    if ((err = MPI_Alltoallv(sbuf, scount, sdispl, MPI_INT, rbuf, rcount, rdispl, MPI_INT,
+                             comm_old)) != MPI_SUCCESS)
+        goto out;
+    for (int k = 0; k < rdispl[size - 1] + rcount[size - 1]; k += EDGE_INTS)
+        *(rbuf[k] ? &outdegree : &indegree) += 1;
+    if ((t = topo_new(indegree, outdegree, weighted)) == NULL) {
+        err = raise_on(comm_old, MPI_ERR_NO_MEM);
+        goto out;
+    }
+    indegree = outdegree = 0;
+    for (int k = 0; k < rdispl[size - 1] + rcount[size - 1]; k += EDGE_INTS) {
+        if (rbuf[k]) {
+            t->dests[outdegree] = rbuf[k + 1];
+            t->destweights[outdegree++] = rbuf[k + 2];
+        } else {
+            t->sources[indegree] = rbuf[k + 1];
+            t->sourceweights[indegree++] = rbuf[k + 2];
+        }
+    }
+    err = graph_attach(comm_old, t, comm_dist_graph);
+out:
+    free(scount);
+    free(sbuf);
+    free(rbuf);
+    return err;
+}
+
+int iso_smpi_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
+                                        int *weighted)
+{
+    compat_topo *g;
+    int err;
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = graph_of(comm, &g)) != MPI_SUCCESS)
+        return err;
+    if (g == NULL)
+        return raise_on(comm, MPI_ERR_TOPOLOGY);
+    *indegree = g->indegree;
+    *outdegree = g->outdegree;
+    *weighted = g->weighted;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                                  int sourceweights[], int maxoutdegree, int destinations[],
+                                  int destweights[])
+{
+    compat_topo *g;
+    int err;
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = graph_of(comm, &g)) != MPI_SUCCESS)
+        return err;
+    if (g == NULL)
+        return raise_on(comm, MPI_ERR_TOPOLOGY);
+    if (maxindegree < 0 || maxoutdegree < 0)
+        return raise_on(comm, MPI_ERR_ARG);
+    for (int k = 0; k < g->indegree && k < maxindegree; k++) {
+        sources[k] = g->sources[k];
+        if (g->weighted && sourceweights != MPI_UNWEIGHTED && sourceweights != MPI_WEIGHTS_EMPTY)
+            sourceweights[k] = g->sourceweights[k];
+    }
+    for (int k = 0; k < g->outdegree && k < maxoutdegree; k++) {
+        destinations[k] = g->dests[k];
+        if (g->weighted && destweights != MPI_UNWEIGHTED && destweights != MPI_WEIGHTS_EMPTY)
+            destweights[k] = g->destweights[k];
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- neighborhood collectives --------------------------------------------- */
+
+/* One process's neighborhood for a collective: its lists, the tags of its
+ * blocks, and the communicator of the traffic. */
+typedef struct {
+    int in, out;
+    const int *sources, *dests;
+    int *lists; /* Cartesian: sources = dests, 2 per dimension (MPI_Cart_shift) */
+    MPI_Comm comm;
+} hood;
+
+/* The neighborhood of comm (graph or Cartesian; anything else is
+ * MPI_ERR_TOPOLOGY).  The private duplicate is made at the first
+ * collective: every process of comm calls it then. */
+static int hood_get(MPI_Comm comm, hood *h)
+{
+    compat_topo *t;
+    int cart, d, err;
+    memset(h, 0, sizeof *h);
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = topo_get(comm, &t)) != MPI_SUCCESS)
+        return err;
+    if (t == NULL || !t->graph) {
+        if ((err = is_cart(comm, &cart)) != MPI_SUCCESS)
+            return raise_on(comm, err);
+        if (!cart)
+            return raise_on(comm, MPI_ERR_TOPOLOGY);
+        if ((err = MPI_Cartdim_get(comm, &d)) != MPI_SUCCESS)
+            return err;
+        if ((h->lists = malloc(sizeof(int) * (2 * (size_t)d + 1))) == NULL)
+            return raise_on(comm, MPI_ERR_NO_MEM);
+        for (int j = 0; j < d; j++)
+            if ((err = MPI_Cart_shift(comm, j, 1, &h->lists[2 * j], &h->lists[2 * j + 1])) !=
+                MPI_SUCCESS) {
+                free(h->lists);
+                return err;
+            }
+        h->in = h->out = 2 * d;
+        h->sources = h->dests = h->lists;
+        if (t == NULL) {
+            if ((t = calloc(1, sizeof *t)) == NULL) {
+                free(h->lists);
+                return raise_on(comm, MPI_ERR_NO_MEM);
+            }
+            t->coll = MPI_COMM_NULL;
+            if ((err = MPI_Comm_set_attr(comm, topo_keyval, t)) != MPI_SUCCESS) {
+                free(t);
+                free(h->lists);
+                return err;
+            }
+        }
+    } else {
+        h->in = t->indegree;
+        h->out = t->outdegree;
+        h->sources = t->sources;
+        h->dests = t->dests;
+    }
+    if (t->coll == MPI_COMM_NULL && (err = MPI_Comm_dup(comm, &t->coll)) != MPI_SUCCESS) {
+        free(h->lists);
+        return err;
+    }
+    h->comm = t->coll;
+    return MPI_SUCCESS;
+}
+
+/* Tags: on a graph all blocks travel with tag 0 (edges matched in order).
+ * On a Cartesian communicator block k goes out in direction k (dimension
+ * k/2, -1 for even k) and arrives from the opposite direction, as block
+ * k^1 of the receiver: sent with tag k, it is received with tag k^1. */
+static int send_tag(const hood *h, int k)
+{
+    return h->lists ? k : 0;
+}
+
+static int recv_tag(const hood *h, int k)
+{
+    return h->lists ? k ^ 1 : 0;
+}
+
+/* What one block of a neighborhood exchange is. */
+typedef struct {
+    const char *buf;
+    int count;
+    MPI_Datatype type;
+} block;
+
+typedef void (*block_fn)(const void *args, int k, block *b);
+
+/* Receives block k from source k and sends block k to destination k, all
+ * at once, then waits for all. */
+static int hood_exchange(MPI_Comm comm, block_fn sendblock, block_fn recvblock, const void *args)
+{
+    hood h;
+    MPI_Request *reqs;
+    int err, n = 0;
+    if ((err = hood_get(comm, &h)) != MPI_SUCCESS)
+        return err;
+    if ((reqs = malloc(sizeof(MPI_Request) * ((size_t)h.in + (size_t)h.out + 1))) == NULL) {
+        free(h.lists);
+        return raise_on(comm, MPI_ERR_NO_MEM);
+    }
+    for (int k = 0; k < h.in && err == MPI_SUCCESS; k++) {
+        block b;
+        recvblock(args, k, &b);
+        err = MPI_Irecv((void *)b.buf, b.count, b.type, h.sources[k], recv_tag(&h, k), h.comm,
+                        &reqs[n++]);
+    }
+    for (int k = 0; k < h.out && err == MPI_SUCCESS; k++) {
+        block b;
+        sendblock(args, k, &b);
+        err = MPI_Isend(b.buf, b.count, b.type, h.dests[k], send_tag(&h, k), h.comm, &reqs[n++]);
+    }
+    if (err != MPI_SUCCESS)
+        n--; /* the failed call made no request */
+    if (n > 0) {
+        int werr = MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+        if (err == MPI_SUCCESS)
+            err = werr;
+    }
+    free(reqs);
+    free(h.lists);
+    return err;
+}
+
+static MPI_Aint extent_of(MPI_Datatype type)
+{
+    MPI_Aint lb, extent = 0;
+    MPI_Type_get_extent(type, &lb, &extent);
+    return extent;
+}
+
+/* Blocks of a regular buffer (allgather, alltoall): count each, the k-th
+ * at k * stride bytes. */
+typedef struct {
+    const char *sbuf;
+    char *rbuf;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    MPI_Aint sstride, rstride;
+} regular;
+
+static void regular_send(const void *args, int k, block *b)
+{
+    const regular *a = args;
+    b->buf = a->sbuf + k * a->sstride, b->count = a->scount, b->type = a->stype;
+}
+
+static void regular_recv(const void *args, int k, block *b)
+{
+    const regular *a = args;
+    b->buf = a->rbuf + k * a->rstride, b->count = a->rcount, b->type = a->rtype;
+}
+
+int iso_smpi_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    regular a = {sendbuf, recvbuf, sendcount, recvcount, sendtype, recvtype, 0,
+                 recvcount * extent_of(recvtype)};
+    return hood_exchange(comm, regular_send, regular_recv, &a);
+}
+
+int iso_smpi_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    regular a = {sendbuf, recvbuf, sendcount, recvcount, sendtype, recvtype,
+                 sendcount * extent_of(sendtype), recvcount * extent_of(recvtype)};
+    return hood_exchange(comm, regular_send, regular_recv, &a);
+}
+
+/* Blocks with their own counts and displacements (alltoallv: in extents of
+ * one type; alltoallw: in bytes, with a type each). */
+typedef struct {
+    const char *sbuf;
+    char *rbuf;
+    const int *scounts, *rcounts;
+    const int *sdispls, *rdispls;          /* alltoallv */
+    const MPI_Aint *sbytes, *rbytes;       /* alltoallw */
+    MPI_Datatype stype, rtype;             /* alltoallv */
+    const MPI_Datatype *stypes, *rtypes;   /* alltoallw */
+    MPI_Aint sext, rext;
+} varying;
+
+static void varying_send(const void *args, int k, block *b)
+{
+    const varying *a = args;
+    b->count = a->scounts[k];
+    if (a->stypes) {
+        b->buf = a->sbuf + a->sbytes[k], b->type = a->stypes[k];
+    } else {
+        b->buf = a->sbuf + a->sdispls[k] * a->sext, b->type = a->stype;
+    }
+}
+
+static void varying_recv(const void *args, int k, block *b)
+{
+    const varying *a = args;
+    b->count = a->rcounts[k];
+    if (a->rtypes) {
+        b->buf = a->rbuf + a->rbytes[k], b->type = a->rtypes[k];
+    } else {
+        b->buf = a->rbuf + a->rdispls[k] * a->rext, b->type = a->rtype;
+    }
+}
+
+int iso_smpi_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    varying a = {.sbuf = sendbuf,
+                 .rbuf = recvbuf,
+                 .scounts = sendcounts,
+                 .rcounts = recvcounts,
+                 .sdispls = sdispls,
+                 .rdispls = rdispls,
+                 .stype = sendtype,
+                 .rtype = recvtype,
+                 .sext = extent_of(sendtype),
+                 .rext = extent_of(recvtype)};
+    return hood_exchange(comm, varying_send, varying_recv, &a);
+}
+
+int iso_smpi_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    varying a = {.sbuf = sendbuf,
+                 .rbuf = recvbuf,
+                 .scounts = sendcounts,
+                 .rcounts = recvcounts,
+                 .sbytes = sdispls,
+                 .rbytes = rdispls,
+                 .stypes = sendtypes,
+                 .rtypes = recvtypes};
+    return hood_exchange(comm, varying_send, varying_recv, &a);
+}
+
+/* ---- added error classes and codes ---------------------------------------- */
+
+/* This process's added classes and codes: code FIRST_ADDED + k is added[k]
+ * (a class is its own class). */
+enum { FIRST_ADDED = MPI_ERR_LASTCODE + 1 };
+typedef struct {
+    int errorclass;
+    char text[MPI_MAX_ERROR_STRING];
+} added_code;
+static added_code *added;
+static int nadded, added_cap;
+
+static added_code *added_find(int code)
+{
+    return code >= FIRST_ADDED && code < FIRST_ADDED + nadded ? &added[code - FIRST_ADDED] : NULL;
+}
+
+/* A new code of class errorclass (-1: a new class, its own). */
+static int added_new(int errorclass, int *code)
+{
+    if (nadded == added_cap) {
+        int cap = added_cap ? 2 * added_cap : 64;
+        added_code *a = realloc(added, sizeof *a * (size_t)cap);
+        if (a == NULL)
+            return MPI_ERR_NO_MEM;
+        added = a;
+        added_cap = cap;
+    }
+    *code = FIRST_ADDED + nadded;
+    added[nadded].errorclass = errorclass < 0 ? *code : errorclass;
+    added[nadded].text[0] = '\0';
+    nadded++;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Add_error_class(int *errorclass)
+{
+    return added_new(-1, errorclass);
+}
+
+int iso_smpi_Add_error_code(int errorclass, int *errorcode)
+{
+    const added_code *c = added_find(errorclass);
+    if (c == NULL || c->errorclass != errorclass) /* only added classes take codes */
+        return MPI_ERR_ARG;
+    return added_new(errorclass, errorcode);
+}
+
+int iso_smpi_Add_error_string(int errorcode, const char *string)
+{
+    added_code *c = added_find(errorcode);
+    if (c == NULL) /* MPI's own codes keep their strings */
+        return MPI_ERR_ARG;
+    snprintf(c->text, sizeof c->text, "%s", string);
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Error_class(int errorcode, int *errorclass)
+{
+    const added_code *c = added_find(errorcode);
+    if (c == NULL) /* (MPI_Error_class is this function: smpi.h) */
+        return PMPI_Error_class(errorcode, errorclass);
+    *errorclass = c->errorclass;
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Error_string(int errorcode, char *string, int *resultlen)
+{
+    const added_code *c = added_find(errorcode);
+    if (c == NULL)
+        return PMPI_Error_string(errorcode, string, resultlen);
+    *resultlen = snprintf(string, MPI_MAX_ERROR_STRING, "%s", c->text);
+    return MPI_SUCCESS;
+}
+
+/* ---- calling a communicator's error handler -------------------------------- */
+
+int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    MPI_Errhandler h;
+    int returns, fatal, err = MPI_Comm_get_errhandler(comm, &h);
+    if (err != MPI_SUCCESS)
+        return err;
+    returns = h == MPI_ERRORS_RETURN;
+    fatal = h == MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler_free(&h); /* the reference MPI_Comm_get_errhandler made */
+    if (returns)
+        return MPI_SUCCESS;
+    if (fatal) {
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0, rank = -1;
+        iso_smpi_Error_string(errorcode, text, &len);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        fprintf(stderr, "rank %d: fatal MPI error %d: %s\n", rank, errorcode, text);
+        return MPI_Abort(comm, errorcode);
+    }
+    return PMPI_Comm_call_errhandler(comm, errorcode);
+}

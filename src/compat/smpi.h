@@ -1,0 +1,155 @@
+/* compat/smpi: stand-ins for the MPI calls that SimGrid's SMPI (3.32) does
+ * not implement (it aborts with "Not yet implemented: PMPI_..."), so that
+ * the library, its tests, examples and benchmarks run unchanged in the
+ * simulator (issue 20).
+ *
+ * Only the SMPI build sees this: the Makefile forces this header into every
+ * compilation of MPI=smpi (-include src/compat/smpi.h, after smpicc's own
+ * smpi_helpers.h) and compiles smpi.c into that library alone.  The MPICH
+ * and Open MPI builds never include it: their objects are the same with or
+ * without this directory.
+ *
+ * Each name below is redirected by a macro to iso_smpi_NAME (smpi.c):
+ *   MPI_Topo_test          an emulated distributed graph (below) is
+ *                          MPI_DIST_GRAPH, a communicator on which
+ *                          MPI_Cartdim_get works is MPI_CART, any other
+ *                          MPI_UNDEFINED (SMPI has no MPI_Graph_create).
+ *   MPI_Comm_idup          MPI_Comm_dup, and a request that is already
+ *                          complete (MPI_REQUEST_NULL).  It blocks: every
+ *                          process must reach it, which the library's
+ *                          callers do (collectives are called in one order).
+ *                          In the simulator other transfers progress
+ *                          without their process, so nothing waits on it.
+ *   MPI_Mprobe/_Improbe    MPI_Probe/_Iprobe; the MPI_Message (a void * in
+ *                          SMPI) is an allocated record of the matched
+ *                          source, tag and communicator.
+ *   MPI_Mrecv/_Imrecv      MPI_Recv/_Irecv from that source with that tag.
+ *                          The message received is the one probed: it is
+ *                          the first from its source with its tag, and no
+ *                          receive can be posted between the probe and this
+ *                          one (SMPI runs each process as one thread; SMPI
+ *                          has no MPI_THREAD_MULTIPLE).
+ *   MPI_Get_elements(_x)   MPI_Get_count, for predefined datatypes (the
+ *                          library asks with MPI_BYTE); a derived datatype
+ *                          is MPI_ERR_TYPE.
+ *   MPI_Dist_graph_create_adjacent, MPI_Dist_graph_create
+ *                          the new communicator is an MPI_Comm_dup of the
+ *                          old one, and carries its neighbor lists (and
+ *                          weights) as an attribute, which MPI_Comm_dup
+ *                          copies as it copies a real topology.
+ *                          MPI_Dist_graph_create sends every edge to both
+ *                          of its ends (MPI_Alltoall of counts,
+ *                          MPI_Alltoallv of the edges); lists are in the
+ *                          order of the naming process, then its edges.
+ *                          reorder is ignored (allowed), info unused.
+ *   MPI_Dist_graph_neighbors(_count)   answered from the attribute.
+ *   MPI_Neighbor_allgather, _alltoall, _alltoallv, _alltoallw
+ *                          one MPI_Irecv per source and one MPI_Isend per
+ *                          destination on a private duplicate of the
+ *                          communicator (made at the first call), then
+ *                          MPI_Waitall.  On an emulated graph one tag: the
+ *                          k-th edge a -> b is matched with the k-th
+ *                          occurrence of a in b's sources (non-overtaking).
+ *                          On a Cartesian communicator (MPI order: per
+ *                          dimension the -1 then the +1 neighbor) the block
+ *                          sent in direction k arrives in block k^1 of the
+ *                          receiver: tag k, received with tag k^1, which
+ *                          stays right where both neighbors are one process
+ *                          (a dimension of 1 or 2 processes, periodic).
+ *   MPI_Add_error_class, _code, _string (SMPI: "not yet implemented",
+ *   returning success with nothing made), MPI_Error_class, _string
+ *                          a table of this process's added classes and
+ *                          codes (numbered from MPI_ERR_LASTCODE + 1) and
+ *                          their strings; other codes go to SMPI.  SMPI's
+ *                          MPI_ERRORS_ARE_FATAL does not know these strings
+ *                          (it prints its own text for the code), and the
+ *                          MPI_LASTUSEDCODE attribute stays SMPI's.
+ *   MPI_Comm_call_errhandler   SMPI 3.32 calls a null function for the
+ *                          predefined handlers: MPI_ERRORS_RETURN returns,
+ *                          MPI_ERRORS_ARE_FATAL prints the code's string
+ *                          and aborts, a user's handler is SMPI's to call.
+ * Not covered (none is used here): the nonblocking and persistent
+ * neighborhood collectives, MPI_Neighbor_allgatherv, MPI_Graph_*. */
+#ifndef ISO_COMPAT_SMPI_H
+#define ISO_COMPAT_SMPI_H
+
+#include <mpi.h>
+
+#define ISO_SMPI_COMPAT 1
+#define ISO_SMPI_API __attribute__((visibility("default")))
+
+ISO_SMPI_API int iso_smpi_Topo_test(MPI_Comm comm, int *status);
+ISO_SMPI_API int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                                 MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Improbe(int source, int tag, MPI_Comm comm, int *flag,
+                                  MPI_Message *message, MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                                MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
+                                 MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Get_elements(const MPI_Status *status, MPI_Datatype type,
+                                       int *elements);
+ISO_SMPI_API int iso_smpi_Get_elements_x(const MPI_Status *status, MPI_Datatype type,
+                                         MPI_Count *elements);
+ISO_SMPI_API int iso_smpi_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree,
+                                                     const int sources[], const int sourceweights[],
+                                                     int outdegree, const int destinations[],
+                                                     const int destweights[], MPI_Info info,
+                                                     int reorder, MPI_Comm *comm_dist_graph);
+ISO_SMPI_API int iso_smpi_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[],
+                                            const int degrees[], const int destinations[],
+                                            const int weights[], MPI_Info info, int reorder,
+                                            MPI_Comm *comm_dist_graph);
+ISO_SMPI_API int iso_smpi_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree,
+                                                     int *outdegree, int *weighted);
+ISO_SMPI_API int iso_smpi_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
+                                               int sourceweights[], int maxoutdegree,
+                                               int destinations[], int destweights[]);
+ISO_SMPI_API int iso_smpi_Neighbor_allgather(const void *sendbuf, int sendcount,
+                                             MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                             MPI_Datatype recvtype, MPI_Comm comm);
+ISO_SMPI_API int iso_smpi_Neighbor_alltoall(const void *sendbuf, int sendcount,
+                                            MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                                            MPI_Datatype recvtype, MPI_Comm comm);
+ISO_SMPI_API int iso_smpi_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
+                                             const int sdispls[], MPI_Datatype sendtype,
+                                             void *recvbuf, const int recvcounts[],
+                                             const int rdispls[], MPI_Datatype recvtype,
+                                             MPI_Comm comm);
+ISO_SMPI_API int iso_smpi_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                                             const MPI_Aint sdispls[],
+                                             const MPI_Datatype sendtypes[], void *recvbuf,
+                                             const int recvcounts[], const MPI_Aint rdispls[],
+                                             const MPI_Datatype recvtypes[], MPI_Comm comm);
+ISO_SMPI_API int iso_smpi_Add_error_class(int *errorclass);
+ISO_SMPI_API int iso_smpi_Add_error_code(int errorclass, int *errorcode);
+ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
+ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
+ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
+ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+
+#define MPI_Topo_test iso_smpi_Topo_test
+#define MPI_Comm_idup iso_smpi_Comm_idup
+#define MPI_Mprobe iso_smpi_Mprobe
+#define MPI_Improbe iso_smpi_Improbe
+#define MPI_Mrecv iso_smpi_Mrecv
+#define MPI_Imrecv iso_smpi_Imrecv
+#define MPI_Get_elements iso_smpi_Get_elements
+#define MPI_Get_elements_x iso_smpi_Get_elements_x
+#define MPI_Dist_graph_create_adjacent iso_smpi_Dist_graph_create_adjacent
+#define MPI_Dist_graph_create iso_smpi_Dist_graph_create
+#define MPI_Dist_graph_neighbors_count iso_smpi_Dist_graph_neighbors_count
+#define MPI_Dist_graph_neighbors iso_smpi_Dist_graph_neighbors
+#define MPI_Neighbor_allgather iso_smpi_Neighbor_allgather
+#define MPI_Neighbor_alltoall iso_smpi_Neighbor_alltoall
+#define MPI_Neighbor_alltoallv iso_smpi_Neighbor_alltoallv
+#define MPI_Neighbor_alltoallw iso_smpi_Neighbor_alltoallw
+#define MPI_Add_error_class iso_smpi_Add_error_class
+#define MPI_Add_error_code iso_smpi_Add_error_code
+#define MPI_Add_error_string iso_smpi_Add_error_string
+#define MPI_Error_class iso_smpi_Error_class
+#define MPI_Error_string iso_smpi_Error_string
+#define MPI_Comm_call_errhandler iso_smpi_Comm_call_errhandler
+
+#endif
