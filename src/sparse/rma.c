@@ -151,7 +151,7 @@ static int put_all(rma_req *r)
         char *s = r->stage + (size_t)i * r->w->slot;
         int hdr[2] = {(int)r->w->number, c->count * c->size}, pos = SLOT_HDR;
         memcpy(s, hdr, sizeof hdr);
-        if ((err = MPI_Pack(iso__sdde_data(c, i), c->count, c->type, s, (int)r->w->slot, &pos,
+        if ((err = iso__pack(iso__sdde_data(c, i), c->count, c->type, s, (int)r->w->slot, &pos,
                             r->comm)) != MPI_SUCCESS)
             break;
         err = MPI_Put(s, pos, MPI_BYTE, c->dest[i], (MPI_Aint)((size_t)r->rank * r->w->slot), pos,
