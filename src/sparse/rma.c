@@ -23,27 +23,61 @@
 #define SLOT_HDR 8    /* call number and bytes, two 32-bit ints */
 #define WIN_PAGE 4096 /* window sizes are multiples of this (see window_make) */
 
-/* The window cached on a private communicator. */
-typedef struct {
-    MPI_Win win;
+/* The window cached on a private communicator.  Every live window is also
+ * on a list, newest first: MPICH 4.0 with UCX aborts in MPI_Finalize
+ * (rcache.c:409, "region->refcount == 0") when a window is still there,
+ * locked or not, and the private communicator of a communicator the
+ * program never frees lives until then.  So the windows are freed at
+ * MPI_Finalize (core/finalize.c runs this while MPI is whole), newest
+ * first: every process frees its windows in the reverse of the order in
+ * which it made them, which is a valid order for these collective calls
+ * because making them (also collective and blocking) succeeded.  The
+ * entry stays, without its window, until its attribute goes. */
+typedef struct rma_window {
+    MPI_Win win; /* MPI_WIN_NULL once freed at MPI_Finalize */
     char *base;
     size_t slot;     /* bytes per slot, header included */
     unsigned number; /* of the last call (0: none since it was made) */
+    struct rma_window *older, *newer;
 } rma_window;
 
 static int win_keyval = MPI_KEYVAL_INVALID;
+static rma_window *newest; /* under iso__lock */
 
-static void window_free(rma_window *w)
+static void window_release(rma_window *w)
 {
     int finalized = 0;
-    if (w == NULL)
-        return;
     MPI_Finalized(&finalized);
-    if (!finalized) {
+    if (!finalized && w->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(w->win);
         MPI_Win_free(&w->win);
     }
+    w->win = MPI_WIN_NULL;
+}
+
+static void window_free(rma_window *w)
+{
+    if (w == NULL)
+        return;
+    window_release(w);
+    iso__lock();
+    if (w->older)
+        w->older->newer = w->newer;
+    if (w->newer)
+        w->newer->older = w->older;
+    else
+        newest = w->older;
+    iso__unlock();
     free(w);
+}
+
+/* At MPI_Finalize no other call of the library can run (MPI forbids calls
+ * concurrent with it), and MPI_Win_free waits for the other processes: no
+ * lock held. */
+static void windows_free_all(void)
+{
+    for (rma_window *w = newest; w != NULL; w = w->older)
+        window_release(w);
 }
 
 static int win_delete(MPI_Comm comm, int kv, void *val, void *extra)
@@ -82,6 +116,11 @@ static int window_make(MPI_Comm comm, int p, size_t slot, rma_window **out)
         free(w);
         return err;
     }
+    iso__lock();
+    if ((w->older = newest) != NULL)
+        newest->newer = w;
+    newest = w;
+    iso__unlock();
     *out = w;
     return MPI_SUCCESS;
 }
@@ -91,9 +130,15 @@ static int window_make(MPI_Comm comm, int p, size_t slot, rma_window **out)
 static int window_get(MPI_Comm comm, size_t slot, rma_window **out)
 {
     rma_window *w = NULL;
-    int flag = 0, p, err;
+    int flag = 0, p, err = MPI_SUCCESS;
+    iso__lock();
     if (win_keyval == MPI_KEYVAL_INVALID &&
-        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, win_delete, &win_keyval, NULL)))
+        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, win_delete, &win_keyval, NULL)) ==
+            MPI_SUCCESS &&
+        (err = iso__at_finalize(windows_free_all)) != MPI_SUCCESS)
+        MPI_Comm_free_keyval(&win_keyval);
+    iso__unlock();
+    if (err != MPI_SUCCESS)
         return err;
     if ((err = MPI_Comm_get_attr(comm, win_keyval, &w, &flag)) != MPI_SUCCESS)
         return err;
