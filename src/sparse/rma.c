@@ -89,6 +89,42 @@ static int win_delete(MPI_Comm comm, int kv, void *val, void *extra)
     return MPI_SUCCESS;
 }
 
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+/* Open MPI 4's osc/rdma (the component MPI_Win_allocate and MPI_Win_create
+ * get) keeps each node's window state in a shared-memory file named after
+ * the communicator's context id, and the disjoint communicators of one
+ * MPI_Comm_split may have the same id: halves that make windows at the
+ * same time fail in open(2) or deliver puts into each other's windows
+ * (ompi#9492, fixed in Open MPI 5; 5 of 6 runs of tests/t_rma_split.c at 8
+ * ranks).  A shared window (osc/sm) names its file after the world rank of
+ * the communicator's first process as well, which no disjoint communicator
+ * shares; it needs all processes on one node.  Across nodes no window is
+ * safe from it, so rma is refused there, alike on every process. */
+static int window_allocate(MPI_Comm comm, MPI_Aint bytes, rma_window *w)
+{
+    MPI_Comm node;
+    int size, node_size, err;
+    if ((err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) !=
+        MPI_SUCCESS)
+        return err;
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_free(&node);
+    if (node_size != size) /* alike everywhere: some node lacks some process */
+        return iso__error_msg(ISO_ERR_ALGORITHM,
+                              "iso_sparse_algorithm=rma across nodes is refused on Open MPI "
+                              "4: its windows on split communicators may receive other "
+                              "communicators' data (ompi#9492, fixed in Open MPI 5); use "
+                              "another algorithm");
+    return MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
+}
+#else
+static int window_allocate(MPI_Comm comm, MPI_Aint bytes, rma_window *w)
+{
+    return MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
+}
+#endif
+
 /* A window of p slots of slot bytes on comm, zeroed before anyone may put
  * into it (collective).  Its size is a multiple of the page size: MPICH
  * 4.0.2's MPI_Win_allocate on shared memory delivers puts to the wrong
@@ -103,8 +139,7 @@ static int window_make(MPI_Comm comm, int p, size_t slot, rma_window **out)
     if (w == NULL)
         return iso__error(ISO_ERR_NOMEM);
     w->slot = slot;
-    if ((err = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win)) !=
-        MPI_SUCCESS) {
+    if ((err = window_allocate(comm, (MPI_Aint)bytes, w)) != MPI_SUCCESS) {
         free(w);
         return err;
     }
