@@ -214,7 +214,7 @@ int iso__pack_message(iso_sreq *r, int m)
         total += sz;
     }
     if (err == MPI_SUCCESS && total > INT_MAX) /* MPI_Pack and the receiver's probe count in int */
-        err = iso__error(ISO_ERR_COUNT);
+        err = iso__error_msg(ISO_ERR_COUNT, PACK_2GIB);
     if (err || (err = iso__msgbuf_reserve(r, m, total)))
         return err;
     hdr = r->msgbuf[m];
