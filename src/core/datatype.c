@@ -87,13 +87,12 @@ int iso__type_hold(MPI_Datatype t, MPI_Datatype *held)
 int iso__pack(const void *in, int count, MPI_Datatype t, void *out, int outsize, int *pos,
               MPI_Comm comm)
 {
-    int start = *pos, err = MPI_Pack(in, count, t, out, outsize, pos, comm);
 #ifdef MPICH_VERSION
     MPI_Count size;
     MPI_Aint tlb, textent;
+    int start = *pos, err = MPI_Pack(in, count, t, out, outsize, pos, comm);
     long long want, got = *pos - start;
-    if (err != MPI_SUCCESS || count <= 0 ||
-        (err = MPI_Type_size_x(t, &size)) != MPI_SUCCESS)
+    if (err != MPI_SUCCESS || count <= 0 || (err = MPI_Type_size_x(t, &size)) != MPI_SUCCESS)
         return err;
     want = (long long)size * count;
     if (got < want && want <= outsize - start &&
@@ -101,8 +100,10 @@ int iso__pack(const void *in, int count, MPI_Datatype t, void *out, int outsize,
         memcpy((char *)out + *pos, (const char *)in + tlb + got, (size_t)(want - got));
         *pos = start + (int)want;
     }
-#endif
     return err;
+#else
+    return MPI_Pack(in, count, t, out, outsize, pos, comm);
+#endif
 }
 
 /* ---- watching derived types for reuse of their handles --------------------
