@@ -8,9 +8,15 @@
  * caller - C^i, the opposite side from MPI's Cartesian convention: read
  * "Direction" under Collectives below first.
  *
- * Linking: mpicc prog.c $(pkg-config --cflags --libs isocoll); pkg-config
- * gives no rpath, so for an install in a non-system prefix also pass
- * -Wl,-rpath,$PREFIX/lib (or run with LD_LIBRARY_PATH=$PREFIX/lib).
+ * Linking: name the MPI in the compiler, the pkg-config file and the
+ * launcher alike (the plain mpicc and isocoll.pc follow whichever MPI was
+ * installed last):
+ *   mpicc.mpich prog.c $(pkg-config --cflags --libs isocoll-mpich), run
+ *   with mpiexec.mpich; or mpicc.openmpi, isocoll-openmpi, mpirun.openmpi.
+ * pkg-config gives no rpath, so for an install in a non-system prefix also
+ * pass -Wl,-rpath,$PREFIX/lib (or run with LD_LIBRARY_PATH=$PREFIX/lib).
+ * Started by the other MPI's launcher, each process runs alone; the
+ * library then says so once on stderr.
  *
  * Error convention.  Every function returns MPI_SUCCESS or an MPI error code.
  * Errors go through the error handler of the communicator involved
@@ -559,11 +565,12 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  *                            (on every process p slots as large as the
  *                            largest message of the call anywhere);
  *                            Iso_alltoall_crs only (Iso_alltoallv_crs:
- *                            ISO_ERR_ALGORITHM).  Open MPI 4: do not
- *                            make the first rma call on two disjoint
- *                            communicators of one MPI_Comm_split at the
- *                            same time (its windows then share one
- *                            shared-memory file: ompi#9492; DESIGN.md)
+ *                            ISO_ERR_ALGORITHM).  The window lives
+ *                            until comm is freed, or MPI_Finalize.
+ *                            Open MPI 4: a shared window on one node;
+ *                            across nodes ISO_ERR_ALGORITHM (its windows
+ *                            of split communicators may mix data:
+ *                            ompi#9492, fixed in Open MPI 5)
  *     locality-personalized, locality-nbx
  *                            all of a process's messages for one node go
  *                            as one message to one process of that node,

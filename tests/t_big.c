@@ -80,6 +80,13 @@ static void detection(void)
     rc = Iso_neighbor_alltoall(sb, 1, big, rb, 1, big, iso);
     CHECK(is_count(rc), "dimwise:pack, 2049 MiB blocks, blocking: rc %d, expected ISO_ERR_COUNT",
           rc);
+    if (rc != MPI_SUCCESS) { /* the message names the limit and the way out */
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        CHECK(strstr(msg, "2 GiB") && strstr(msg, "iso_combine=datatype"),
+              "dimwise:pack over 2 GiB says \"%s\"", msg);
+    }
     rc = Iso_ineighbor_alltoall(sb, 1, big, rb, 1, big, iso, &req);
     CHECK(is_count(rc), "dimwise:pack, 2049 MiB blocks, nonblocking: rc %d", rc);
     rc = Iso_neighbor_allgather_init(sb, 1, big, rb, 1, big, iso, MPI_INFO_NULL, &req);

@@ -76,6 +76,10 @@ unsigned long iso__type_generation(void);
 /* The library's own committed handle on derived type t (the same type map
  * and extent), valid after the user frees t; freed with MPI_Type_free. */
 int iso__type_hold(MPI_Datatype t, MPI_Datatype *held);
+/* MPI_Pack, with MPICH 4.0's short packs of contiguous derived types
+ * completed (datatype.c): every packing in the library goes through it. */
+int iso__pack(const void *in, int count, MPI_Datatype t, void *out, int outsize, int *pos,
+              MPI_Comm comm);
 
 /* ---- agreement (agree.c) ---------------------------------------------------- */
 /* What the processes of a collective call agree on in one allreduce:

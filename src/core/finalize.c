@@ -9,7 +9,7 @@
  * reverse order of their registration. */
 #include "core/core.h"
 
-#define MAX_FINALIZERS 8
+#define MAX_FINALIZERS 16
 
 static iso_finalizer finalizers[MAX_FINALIZERS];
 static int nfinalizers;

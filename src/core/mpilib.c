@@ -5,7 +5,8 @@
  * cause ("no Cartesian topology").  The installed libraries have different
  * names and SONAMEs per MPI (libisocoll-mpich, libisocoll-openmpi), so the
  * loader keeps them apart; this check catches what remains (a library
- * copied or renamed by hand, LD_PRELOAD). */
+ * copied or renamed by hand, LD_PRELOAD).  It also notices a program
+ * started by the other MPI's launcher (launcher_check). */
 #include "core/core.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,43 @@ static void check_now(void)
     abort();
 }
 
+/* A program started by the other MPI's launcher (built for MPICH, run with
+ * Open MPI's mpirun, or the reverse) runs as singletons that each think they
+ * are alone, and nothing fails.  The signs: MPI_COMM_WORLD has one process,
+ * the other launcher's size variable says more, and our own launcher's is
+ * absent (a deliberate singleton started by our own launcher inside the
+ * other's job has it).  Only the process the other launcher calls rank 0
+ * says so, in one line. */
+#if defined(OPEN_MPI)
+#define OTHER_SIZE "PMI_SIZE"
+#define OTHER_RANK "PMI_RANK"
+#define OTHER_LAUNCHER "MPICH's mpiexec (Hydra) or another PMI launcher"
+#define OWN_SIZE "OMPI_COMM_WORLD_SIZE"
+#define OWN_LAUNCHER "Open MPI's mpirun (mpirun.openmpi)"
+#elif defined(MPICH_VERSION)
+#define OTHER_SIZE "OMPI_COMM_WORLD_SIZE"
+#define OTHER_RANK "OMPI_COMM_WORLD_RANK"
+#define OTHER_LAUNCHER "Open MPI's mpirun"
+#define OWN_SIZE "PMI_SIZE"
+#define OWN_LAUNCHER "MPICH's mpiexec (mpiexec.mpich)"
+#endif
+
+static void launcher_check(void)
+{
+#ifdef OTHER_SIZE
+    const char *size = getenv(OTHER_SIZE), *rank = getenv(OTHER_RANK);
+    int world = 0;
+    if (size == NULL || atoi(size) < 2 || getenv(OWN_SIZE) != NULL ||
+        (rank != NULL && strcmp(rank, "0") != 0) ||
+        MPI_Comm_size(MPI_COMM_WORLD, &world) != MPI_SUCCESS || world != 1)
+        return;
+    fprintf(stderr,
+            "isocoll: MPI_COMM_WORLD has 1 process but %s=%s: the program, built for %s, "
+            "seems started by %s, so each process runs alone; start it with %s\n",
+            OTHER_SIZE, size, BUILT_FOR, OTHER_LAUNCHER, OWN_LAUNCHER);
+#endif
+}
+
 void iso__mpi_library_check(void)
 {
     static int checked;
@@ -58,4 +96,5 @@ void iso__mpi_library_check(void)
         return;
     checked = 1;
     check_now();
+    launcher_check();
 }

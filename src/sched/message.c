@@ -45,7 +45,7 @@ static int local_copy(const void *src, int scount, MPI_Datatype stype, void *dst
         return err;
     if ((tmp = malloc((size_t)size + 1)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    err = MPI_Pack(src, scount, stype, tmp, size, &pos, MPI_COMM_SELF);
+    err = iso__pack(src, scount, stype, tmp, size, &pos, MPI_COMM_SELF);
     if (err == MPI_SUCCESS) {
         pos = 0;
         err = MPI_Unpack(tmp, size, &pos, dst, dcount, dtype, MPI_COMM_SELF);
@@ -214,7 +214,7 @@ int iso__pack_message(iso_sreq *r, int m)
         total += sz;
     }
     if (err == MPI_SUCCESS && total > INT_MAX) /* MPI_Pack and the receiver's probe count in int */
-        err = iso__error(ISO_ERR_COUNT);
+        err = iso__error_msg(ISO_ERR_COUNT, PACK_2GIB);
     if (err || (err = iso__msgbuf_reserve(r, m, total)))
         return err;
     hdr = r->msgbuf[m];
@@ -227,7 +227,7 @@ int iso__pack_message(iso_sreq *r, int m)
                 memcpy((char *)r->msgbuf[m] + pos, q.p, sz);
                 pos += (int)sz;
             } else {
-                err = MPI_Pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos,
+                err = iso__pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos,
                                r->priv->comm);
             }
             hdr[k] = pos - before;

@@ -20,8 +20,9 @@ static int pack_limit(const iso_sched *sched, const iso_args *a, iso_msg_mode mo
         return MPI_SUCCESS;
     if ((err = MPI_Type_size_x(a->recv.type, &size)) != MPI_SUCCESS)
         return err;
-    return iso__pack_fits(&f, (double)size * a->recv.count) ? MPI_SUCCESS
-                                                             : iso__error(ISO_ERR_COUNT);
+    if (iso__pack_fits(&f, (double)size * a->recv.count))
+        return MPI_SUCCESS;
+    return iso__error_msg(ISO_ERR_COUNT, PACK_2GIB);
 }
 
 /* The size of every incoming message, where it is known before it arrives

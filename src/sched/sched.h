@@ -258,6 +258,10 @@ iso_figures iso__sched_figures(const iso_sched *s);
  * per block, stay below 2^31 bytes?  Structural: the same answer on every
  * process. */
 int iso__pack_fits(const iso_figures *f, double block_bytes);
+/* The message of the COUNT error when a combined message would not fit. */
+#define PACK_2GIB                                                                              \
+    "a combined message in pack mode (iso_combine=pack) would reach 2 GiB, the most MPI_Pack " \
+    "counts in an int: use iso_combine=datatype or auto"
 
 /* A request running sched (takes a reference) on the private communicator
  * priv (takes a reference, reserves the schedule's tags), bound to the

@@ -165,7 +165,7 @@ int iso__bundle_pack(iso_bundle *b, int origin, int dest, const void *data, int 
         return err;
     put_header(ch, origin, dest, bytes);
     pos = ch->len;
-    if ((err = MPI_Pack(data, count, type, ch->buf, ch->len + bytes, &pos, comm)) != MPI_SUCCESS)
+    if ((err = iso__pack(data, count, type, ch->buf, ch->len + bytes, &pos, comm)) != MPI_SUCCESS)
         return err;
     /* packed data is the type signature's bytes (a homogeneous system) */
     if (pos != ch->len + bytes)

@@ -23,27 +23,61 @@
 #define SLOT_HDR 8    /* call number and bytes, two 32-bit ints */
 #define WIN_PAGE 4096 /* window sizes are multiples of this (see window_make) */
 
-/* The window cached on a private communicator. */
-typedef struct {
-    MPI_Win win;
+/* The window cached on a private communicator.  Every live window is also
+ * on a list, newest first: MPICH 4.0 with UCX aborts in MPI_Finalize
+ * (rcache.c:409, "region->refcount == 0") when a window is still there,
+ * locked or not, and the private communicator of a communicator the
+ * program never frees lives until then.  So the windows are freed at
+ * MPI_Finalize (core/finalize.c runs this while MPI is whole), newest
+ * first: every process frees its windows in the reverse of the order in
+ * which it made them, which is a valid order for these collective calls
+ * because making them (also collective and blocking) succeeded.  The
+ * entry stays, without its window, until its attribute goes. */
+typedef struct rma_window {
+    MPI_Win win; /* MPI_WIN_NULL once freed at MPI_Finalize */
     char *base;
     size_t slot;     /* bytes per slot, header included */
     unsigned number; /* of the last call (0: none since it was made) */
+    struct rma_window *older, *newer;
 } rma_window;
 
 static int win_keyval = MPI_KEYVAL_INVALID;
+static rma_window *newest; /* under iso__lock */
 
-static void window_free(rma_window *w)
+static void window_release(rma_window *w)
 {
     int finalized = 0;
-    if (w == NULL)
-        return;
     MPI_Finalized(&finalized);
-    if (!finalized) {
+    if (!finalized && w->win != MPI_WIN_NULL) {
         MPI_Win_unlock_all(w->win);
         MPI_Win_free(&w->win);
     }
+    w->win = MPI_WIN_NULL;
+}
+
+static void window_free(rma_window *w)
+{
+    if (w == NULL)
+        return;
+    window_release(w);
+    iso__lock();
+    if (w->older)
+        w->older->newer = w->newer;
+    if (w->newer)
+        w->newer->older = w->older;
+    else
+        newest = w->older;
+    iso__unlock();
     free(w);
+}
+
+/* At MPI_Finalize no other call of the library can run (MPI forbids calls
+ * concurrent with it), and MPI_Win_free waits for the other processes: no
+ * lock held. */
+static void windows_free_all(void)
+{
+    for (rma_window *w = newest; w != NULL; w = w->older)
+        window_release(w);
 }
 
 static int win_delete(MPI_Comm comm, int kv, void *val, void *extra)
@@ -54,6 +88,42 @@ static int win_delete(MPI_Comm comm, int kv, void *val, void *extra)
     window_free(val);
     return MPI_SUCCESS;
 }
+
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+/* Open MPI 4's osc/rdma (the component MPI_Win_allocate and MPI_Win_create
+ * get) keeps each node's window state in a shared-memory file named after
+ * the communicator's context id, and the disjoint communicators of one
+ * MPI_Comm_split may have the same id: halves that make windows at the
+ * same time fail in open(2) or deliver puts into each other's windows
+ * (ompi#9492, fixed in Open MPI 5; 5 of 6 runs of tests/t_rma_split.c at 8
+ * ranks).  A shared window (osc/sm) names its file after the world rank of
+ * the communicator's first process as well, which no disjoint communicator
+ * shares; it needs all processes on one node.  Across nodes no window is
+ * safe from it, so rma is refused there, alike on every process. */
+static int window_allocate(MPI_Comm comm, MPI_Aint bytes, rma_window *w)
+{
+    MPI_Comm node;
+    int size, node_size, err;
+    if ((err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node)) !=
+        MPI_SUCCESS)
+        return err;
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_size(comm, &size);
+    MPI_Comm_free(&node);
+    if (node_size != size) /* alike everywhere: some node lacks some process */
+        return iso__error_msg(ISO_ERR_ALGORITHM,
+                              "iso_sparse_algorithm=rma across nodes is refused on Open MPI "
+                              "4: its windows on split communicators may receive other "
+                              "communicators' data (ompi#9492, fixed in Open MPI 5); use "
+                              "another algorithm");
+    return MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
+}
+#else
+static int window_allocate(MPI_Comm comm, MPI_Aint bytes, rma_window *w)
+{
+    return MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win);
+}
+#endif
 
 /* A window of p slots of slot bytes on comm, zeroed before anyone may put
  * into it (collective).  Its size is a multiple of the page size: MPICH
@@ -69,8 +139,7 @@ static int window_make(MPI_Comm comm, int p, size_t slot, rma_window **out)
     if (w == NULL)
         return iso__error(ISO_ERR_NOMEM);
     w->slot = slot;
-    if ((err = MPI_Win_allocate((MPI_Aint)bytes, 1, MPI_INFO_NULL, comm, &w->base, &w->win)) !=
-        MPI_SUCCESS) {
+    if ((err = window_allocate(comm, (MPI_Aint)bytes, w)) != MPI_SUCCESS) {
         free(w);
         return err;
     }
@@ -82,6 +151,11 @@ static int window_make(MPI_Comm comm, int p, size_t slot, rma_window **out)
         free(w);
         return err;
     }
+    iso__lock();
+    if ((w->older = newest) != NULL)
+        newest->newer = w;
+    newest = w;
+    iso__unlock();
     *out = w;
     return MPI_SUCCESS;
 }
@@ -91,9 +165,15 @@ static int window_make(MPI_Comm comm, int p, size_t slot, rma_window **out)
 static int window_get(MPI_Comm comm, size_t slot, rma_window **out)
 {
     rma_window *w = NULL;
-    int flag = 0, p, err;
+    int flag = 0, p, err = MPI_SUCCESS;
+    iso__lock();
     if (win_keyval == MPI_KEYVAL_INVALID &&
-        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, win_delete, &win_keyval, NULL)))
+        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, win_delete, &win_keyval, NULL)) ==
+            MPI_SUCCESS &&
+        (err = iso__at_finalize(windows_free_all)) != MPI_SUCCESS)
+        MPI_Comm_free_keyval(&win_keyval);
+    iso__unlock();
+    if (err != MPI_SUCCESS)
         return err;
     if ((err = MPI_Comm_get_attr(comm, win_keyval, &w, &flag)) != MPI_SUCCESS)
         return err;
@@ -151,7 +231,7 @@ static int put_all(rma_req *r)
         char *s = r->stage + (size_t)i * r->w->slot;
         int hdr[2] = {(int)r->w->number, c->count * c->size}, pos = SLOT_HDR;
         memcpy(s, hdr, sizeof hdr);
-        if ((err = MPI_Pack(iso__sdde_data(c, i), c->count, c->type, s, (int)r->w->slot, &pos,
+        if ((err = iso__pack(iso__sdde_data(c, i), c->count, c->type, s, (int)r->w->slot, &pos,
                             r->comm)) != MPI_SUCCESS)
             break;
         err = MPI_Put(s, pos, MPI_BYTE, c->dest[i], (MPI_Aint)((size_t)r->rank * r->w->slot), pos,
