@@ -54,7 +54,12 @@ int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
  * earlier blocking call with the same block layout, rebound to a's buffers
  * (and a's extents set as validation would), or NULL.  put: keeps the
  * finished request r of a successful blocking call (reused: r came from
- * take), or destroys it if it cannot. */
+ * take), or destroys it if it cannot.
+ * Neither can fail the call (DESIGN.md, "Errors", the exceptions): a miss
+ * is an answer, not an error, and whatever goes wrong on the way (MPI's
+ * commutativity query, rebinding, memory to keep a request) makes a miss
+ * or drops the request, so that the call goes the long way, which finds
+ * and reports any real error itself. */
 struct iso_request_s *iso__callcache_take(iso_nbh *nb, iso_args *a);
 void iso__callcache_put(iso_nbh *nb, const iso_args *a, struct iso_request_s *r, int reused);
 /* The structural figures of shared algorithm alg's schedule for a's

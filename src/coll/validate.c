@@ -77,6 +77,9 @@ static int check_reduction(const iso_args *a, const iso_nbh *nb)
  * (a boundary box and a halo box in the same rows).  O(s log s). */
 typedef struct {
     MPI_Aint lo, hi; /* absolute addresses [lo, hi) */
+    int block;       /* its index in the side's blocks */
+    MPI_Aint top;    /* after sorting: the largest hi of this span and those before it */
+    int top_block;   /* whose hi that is */
 } span_t;
 
 /* The dense blocks of one side whose peer exists, as address ranges. */
@@ -99,6 +102,7 @@ static int dense_spans(const iso_side *sd, const void *buf, int s, const int *pe
             continue;
         out[*n].lo = (MPI_Aint)(uintptr_t)buf + l.disp + lo;
         out[*n].hi = out[*n].lo + span;
+        out[*n].block = i;
         ++*n;
         if (sd->layout == ISO_LAYOUT_SAME)
             break; /* every block is the same */
@@ -112,14 +116,19 @@ static int cmp_span(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Does some range of a overlap some range of b?  b is sorted and turned
- * into prefix maxima of hi. */
-static int any_overlap(const span_t *a, int na, span_t *b, int nb)
+/* Does some range of a overlap some range of b?  1 with the indices of
+ * one such pair of blocks; b is sorted and given its prefix maxima. */
+static int any_overlap(const span_t *a, int na, span_t *b, int nb, int *ablock, int *bblock)
 {
     qsort(b, (size_t)nb, sizeof *b, cmp_span);
-    for (int k = 1; k < nb; k++)
-        if (b[k].hi < b[k - 1].hi)
-            b[k].hi = b[k - 1].hi;
+    for (int k = 0; k < nb; k++) {
+        b[k].top = b[k].hi;
+        b[k].top_block = b[k].block;
+        if (k > 0 && b[k].top < b[k - 1].top) {
+            b[k].top = b[k - 1].top;
+            b[k].top_block = b[k - 1].top_block;
+        }
+    }
     for (int i = 0; i < na; i++) {
         int lo = 0, hi = nb; /* the b ranges starting before a[i] ends: [0, lo) */
         while (lo < hi) {
@@ -129,8 +138,11 @@ static int any_overlap(const span_t *a, int na, span_t *b, int nb)
             else
                 hi = mid;
         }
-        if (lo > 0 && b[lo - 1].hi > a[i].lo)
+        if (lo > 0 && b[lo - 1].top > a[i].lo) {
+            *ablock = a[i].block;
+            *bblock = b[lo - 1].top_block;
             return 1;
+        }
     }
     return 0;
 }
@@ -140,15 +152,18 @@ static int check_aliasing(const iso_args *a, int nsend, const int *targets, int 
 {
     span_t *snd = malloc(sizeof *snd * ((size_t)nsend + 1));
     span_t *rcv = malloc(sizeof *rcv * ((size_t)nrecv + 1));
-    int ns = 0, nr = 0, err;
+    int ns = 0, nr = 0, sblock, rblock, err;
     if (snd == NULL || rcv == NULL)
         err = iso__error(ISO_ERR_NOMEM);
     else if ((err = dense_spans(&a->send, a->sendbuf, nsend, targets, snd, &ns)) ==
                  MPI_SUCCESS &&
              (err = dense_spans(&a->recv, a->recvbuf, nrecv, sources, rcv, &nr)) ==
                  MPI_SUCCESS &&
-             ns > 0 && nr > 0 && any_overlap(snd, ns, rcv, nr))
-        err = iso__error(ISO_ERR_ARG);
+             ns > 0 && nr > 0 && any_overlap(snd, ns, rcv, nr, &sblock, &rblock))
+        err = iso__error_msg(ISO_ERR_ARG,
+                             "send and receive regions overlap: send block %d and receive "
+                             "block %d share bytes in memory (erroneous in MPI too)",
+                             sblock, rblock);
     free(snd);
     free(rcv);
     return err;

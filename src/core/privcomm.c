@@ -8,13 +8,14 @@
 #include <stdlib.h>
 
 /* MPI_TAG_UB is the same on every communicator: read it from the parent. */
-static iso_priv *priv_new(MPI_Comm comm)
+static int priv_new(MPI_Comm comm, iso_priv **out)
 {
     iso_priv *p;
     int *ub, flag = 0;
+    *out = NULL;
     iso__mpi_library_check(); /* before any handle is used */
     if ((p = calloc(1, sizeof *p)) == NULL)
-        return NULL;
+        return iso__error(ISO_ERR_NOMEM);
     if (MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag) != MPI_SUCCESS || !flag)
         p->tag_ub = 32767; /* the least MPI allows */
     else
@@ -22,7 +23,8 @@ static iso_priv *priv_new(MPI_Comm comm)
     p->comm = MPI_COMM_NULL;
     p->dup = MPI_REQUEST_NULL;
     p->refs = 1;
-    return p;
+    *out = p;
+    return MPI_SUCCESS;
 }
 
 /* Library code checks every return: errors on the private communicator
@@ -36,11 +38,11 @@ static int priv_finish(iso_priv *p)
 
 int iso__priv_create(MPI_Comm comm, iso_priv **out)
 {
-    iso_priv *p = priv_new(comm);
+    iso_priv *p;
     int err;
     *out = NULL;
-    if (p == NULL)
-        return iso__error(ISO_ERR_NOMEM);
+    if ((err = priv_new(comm, &p)) != MPI_SUCCESS)
+        return err;
     if ((err = MPI_Comm_dup(comm, &p->comm)) != MPI_SUCCESS ||
         (err = priv_finish(p)) != MPI_SUCCESS) {
         if (p->comm != MPI_COMM_NULL)
@@ -83,11 +85,11 @@ int iso__tags_reserve(iso_priv *p, int n)
 
 int iso__priv_create_nb(MPI_Comm comm, iso_priv **out)
 {
-    iso_priv *p = priv_new(comm);
+    iso_priv *p;
     int err;
     *out = NULL;
-    if (p == NULL)
-        return iso__error(ISO_ERR_NOMEM);
+    if ((err = priv_new(comm, &p)) != MPI_SUCCESS)
+        return err;
     if ((err = MPI_Comm_idup(comm, &p->comm, &p->dup)) != MPI_SUCCESS) {
         free(p);
         return err;

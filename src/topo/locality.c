@@ -5,6 +5,7 @@
 #include "topo/topo.h"
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,36 +38,50 @@ static void drop_world_cache(void)
     iso__world_attr_delete(keyval);
 }
 
-/* Entry `index` of ISO_NODE_MAP: the node id, or -1 if the map is
- * malformed (empty entries, anything but digits and commas, ids above
- * INT_MAX, or not exactly `count` entries). */
-static int map_entry(const char *map, int count, int index)
+/* The INFO code for a malformed ISO_NODE_MAP, with the reason. */
+static int map_error(const char *map, int count, const char *why)
 {
-    int n = 0, id = -1;
+    return iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP=\"%.120s%s\" is not one node "
+                                        "id (0, 1, ...) for each of the %d world ranks, "
+                                        "separated by commas: %s",
+                          map, strlen(map) > 120 ? "..." : "", count, why);
+}
+
+/* Entry `index` of ISO_NODE_MAP, which must be exactly `count` node ids
+ * (digits only, at most INT_MAX) separated by commas. */
+static int map_entry(const char *map, int count, int index, int *id)
+{
+    int n = 0;
     const char *p = map;
+    *id = -1;
     for (;;) {
         char *end;
         long v;
         if (*p < '0' || *p > '9')
-            return -1;
+            return map_error(map, count, "an entry that is not a non-negative integer");
         errno = 0;
         v = strtol(p, &end, 10);
         if (errno || v > INT_MAX)
-            return -1;
+            return map_error(map, count, "an id above INT_MAX");
         if (n == index)
-            id = (int)v;
+            *id = (int)v;
         n++;
         if (*end == '\0')
             break;
         if (*end != ',')
-            return -1;
+            return map_error(map, count, "an entry that is not a non-negative integer");
         p = end + 1;
     }
-    return n == count ? id : -1;
+    if (n != count) {
+        char why[64];
+        snprintf(why, sizeof why, "%d entries", n);
+        return map_error(map, count, why);
+    }
+    return MPI_SUCCESS;
 }
 
 /* This process's node key: equal on processes of one node, distinct
- * between nodes; -1 for a malformed ISO_NODE_MAP. */
+ * between nodes (non-negative). */
 static int node_key(MPI_Comm comm, int *key)
 {
     const char *map = getenv("ISO_NODE_MAP");
@@ -87,8 +102,10 @@ static int node_key(MPI_Comm comm, int *key)
         MPI_Group_free(&group);
         if (err != MPI_SUCCESS)
             return err;
-        *key = other == MPI_UNDEFINED ? -1 : map_entry(map, wsize, other);
-        return MPI_SUCCESS;
+        if (other == MPI_UNDEFINED)
+            return iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP names the ranks of "
+                                                "MPI_COMM_WORLD, and this process is not in it");
+        return map_entry(map, wsize, other, key);
     }
     /* the node's key: the comm rank of its process 0 */
     if ((err = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shm)) !=
@@ -183,8 +200,8 @@ static int compute(MPI_Comm comm, iso_locality **out)
     }
     l->local = l->node + l->size;
     l->members = l->node + 2 * l->size;
-    /* A local failure still joins the allgather (as key -1), so a bad map
-     * on one process fails the call on all of them. */
+    /* A local failure still joins the allgather (as key -1, which no node
+     * has), so a bad map on one process fails the call on all of them. */
     if ((key_err = node_key(comm, &key)) != MPI_SUCCESS)
         key = -1;
     if ((err = MPI_Allgather(&key, 1, MPI_INT, keys, 1, MPI_INT, comm)) != MPI_SUCCESS)
@@ -193,17 +210,8 @@ static int compute(MPI_Comm comm, iso_locality **out)
         goto fn_fail;
     for (int r = 0; r < l->size; r++)
         if (keys[r] < 0) {
-            const char *map = getenv("ISO_NODE_MAP");
-            int wsize = 0;
-            MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-            if (key < 0 && map)
-                err = iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP=\"%.120s%s\" is "
-                                                   "not one node id (0, 1, ...) for each of the "
-                                                   "%d world ranks, separated by commas",
-                                     map, strlen(map) > 120 ? "..." : "", wsize);
-            else
-                err = iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP is malformed on "
-                                                   "rank %d", r);
+            err = iso__error_msg(ISO_ERR_INFO, "environment ISO_NODE_MAP is malformed on rank %d",
+                                 r);
             goto fn_fail;
         }
     if ((err = build(l, keys)) != MPI_SUCCESS ||

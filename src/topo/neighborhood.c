@@ -30,37 +30,39 @@ static void nbh_free(iso_nbh *nb)
 }
 
 /* A neighborhood of s offsets in d dims with its layout in one allocation
- * of 3d ints (taken over; arrays uninitialised). */
-static iso_nbh *nbh_alloc(int d, int s, int *layout)
+ * of 3d ints (taken over, freed on failure too; arrays uninitialised). */
+static int nbh_alloc(int d, int s, int *layout, iso_nbh **out)
 {
-    iso_nbh *nb = calloc(1, sizeof *nb);
-    if (nb == NULL) {
+    iso_nbh *nb;
+    *out = NULL;
+    if (layout == NULL || (nb = calloc(1, sizeof *nb)) == NULL) {
         free(layout);
-        return NULL;
+        return iso__error(ISO_ERR_NOMEM);
     }
     nb->d = d;
     nb->s = s;
     nb->dims = layout;
     nb->offsets = malloc(sizeof(int) * ((size_t)s * (size_t)d + 1));
     nb->sources = malloc(sizeof(int) * (2 * (size_t)s + 1)); /* targets follow */
-    if (layout == NULL || nb->offsets == NULL || nb->sources == NULL) {
+    if (nb->offsets == NULL || nb->sources == NULL) {
         nbh_free(nb);
-        return NULL;
+        return iso__error(ISO_ERR_NOMEM);
     }
     nb->periods = nb->dims + d;
     nb->coords = nb->dims + 2 * d;
     nb->targets = nb->sources + s;
-    return nb;
+    *out = nb;
+    return MPI_SUCCESS;
 }
 
-static iso_nbh *nbh_clone(const iso_nbh *from)
+static int nbh_clone(const iso_nbh *from, iso_nbh **out)
 {
-    int *layout = malloc(sizeof(int) * (size_t)(3 * from->d + 1));
+    int *layout = malloc(sizeof(int) * (size_t)(3 * from->d + 1)), err;
     iso_nbh *nb;
     if (layout != NULL)
         memcpy(layout, from->dims, sizeof(int) * (size_t)(3 * from->d));
-    if ((nb = nbh_alloc(from->d, from->s, layout)) == NULL)
-        return NULL;
+    if ((err = nbh_alloc(from->d, from->s, layout, &nb)) != MPI_SUCCESS)
+        return err;
     memcpy(nb->offsets, from->offsets, sizeof(int) * (size_t)from->s * (size_t)from->d);
     memcpy(nb->sources, from->sources, sizeof(int) * 2 * (size_t)from->s);
     nb->indegree = from->indegree;
@@ -68,7 +70,8 @@ static iso_nbh *nbh_clone(const iso_nbh *from)
     nb->algorithm = from->algorithm;
     nb->mode = from->mode;
     nb->verbose = from->verbose;
-    return nb;
+    *out = nb;
+    return MPI_SUCCESS;
 }
 
 /* Translates the offsets into source and target ranks (local only). */
@@ -78,13 +81,11 @@ static int nbh_build(MPI_Comm cart, int s, const int *rel, int algorithm, iso_ms
     int d, *layout = NULL, *scratch, err;
     iso_nbh *nb;
     *out = NULL;
-    if ((err = iso__cart_layout(cart, &d, &layout)) != MPI_SUCCESS)
+    if ((err = iso__cart_layout(cart, &d, &layout)) != MPI_SUCCESS ||
+        (err = nbh_alloc(d, s, layout, &nb)) != MPI_SUCCESS)
         return err;
-    nb = nbh_alloc(d, s, layout);
-    scratch = malloc(sizeof(int) * (size_t)(d + 1));
-    if (nb == NULL || scratch == NULL) {
+    if ((scratch = malloc(sizeof(int) * (size_t)(d + 1))) == NULL) {
         nbh_free(nb);
-        free(scratch);
         return iso__error(ISO_ERR_NOMEM);
     }
     nb->algorithm = algorithm;
@@ -128,15 +129,16 @@ static int copy_fn(MPI_Comm old, int kv, void *extra, void *in, void *out, int *
 {
     const iso_state *from = in;
     iso_state *st;
+    int err;
     (void)old;
     (void)kv;
     (void)extra;
     *flag = 0;
     if ((st = calloc(1, sizeof *st)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    if ((st->nbh = nbh_clone(from->nbh)) == NULL) {
+    if ((err = nbh_clone(from->nbh, &st->nbh)) != MPI_SUCCESS) {
         free(st);
-        return iso__error(ISO_ERR_NOMEM);
+        return err;
     }
     *(iso_state **)out = st;
     *flag = 1;
