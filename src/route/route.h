@@ -11,6 +11,7 @@
  *   vpt.c      the VPT: its communicators (cached, with the locality
  *              embedding), its options, and its planner (the per-stage
  *              header exchange that builds the plan)
+ *   sharing_plan.c  message sharing's planner (pure computation)
  *   plan.c     what every routing shares: the plan type, the send-buffer
  *              check and the agreement before planning, the plan cache,
  *              the environment of the irregular exchanges, and
@@ -95,6 +96,41 @@ typedef struct iso_vpt_s {
  * until it is freed.  With o->locality and a balanced shape (o->ndims 0)
  * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
 int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
+
+/* ---- message sharing: the planner (sharing_plan.c) -------------------------------
+ * Duymus 2021 (thesis, chapters 4-5): processes are paired, and one sends
+ * the other's messages to common targets combined with its own, cutting
+ * the messages of the most loaded process.  Pure computation on the
+ * process-to-process pattern, the same on every process (deterministic:
+ * sharing_plan.c writes its tie-breaking down), memory O(pattern).
+ *
+ * The pattern: process p (0 <= p < K) sends one message to each of
+ * targets[start[p] .. start[p+1]) -- distinct ranks, ascending, never p
+ * itself (a message to oneself is local and not routed); bytes, if not
+ * NULL, gives each message's size (for the volume figure). */
+typedef struct {
+    int K;
+    const long long *start;  /* [K + 1] */
+    const int *targets;      /* [start[K]] */
+    const long long *bytes;  /* [start[K]] or NULL */
+} iso_pattern;
+
+/* The planner's answer: message e (an index into targets) is sent to its
+ * target by sender[e], its source or the one partner the source shares
+ * it with (at most one forwarding hop); and the thesis's figures. */
+typedef struct {
+    int *sender;                  /* [start[K]] */
+    long long initial_mmax, phase1_mmax, phase2_mmax; /* messages of the bottleneck */
+    double initial_mavg, phase2_mavg;                 /* mean messages per process */
+    long long overhead;           /* source -> partner messages that were not messages before */
+    double volume_ratio;          /* bytes moved / bytes of direct (1 without bytes) */
+} iso_sharing;
+
+/* Plans message sharing for pat into *out (sender allocated here).
+ * MPI_SUCCESS, or MPI_ERR_NO_MEM / MPI_ERR_ARG (MPI's own classes: the
+ * planner also runs in tools without MPI_Init). */
+int iso__sharing_plan(const iso_pattern *pat, iso_sharing *out);
+void iso__sharing_free(iso_sharing *s);
 
 /* ---- the plan every routing produces (plan.c) ------------------------------------ */
 /* Which routing made a plan, and its shape: what processes must agree on
