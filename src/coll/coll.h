@@ -129,7 +129,7 @@ int iso__args_agree(iso_priv *priv, const iso_nbh *nb, iso_args *a, int err);
 int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode);
 
 /* ---- distributed graph communicators (graph.c, graph_route.c) ----------------- */
-enum { ISO_GRAPH_DIRECT, ISO_GRAPH_VPT, ISO_GRAPH_AUTO };
+enum { ISO_GRAPH_DIRECT, ISO_GRAPH_VPT, ISO_GRAPH_AUTO, ISO_GRAPH_SHARING };
 
 /* Options of irregular collectives on a graph communicator. */
 typedef struct {

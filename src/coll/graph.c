@@ -37,7 +37,9 @@ static int graph_delete(MPI_Comm comm, int kv, void *val, void *extra)
 static const struct {
     const char *name;
     int algorithm; /* ISO_GRAPH_* */
-} graph_algorithms[] = {{"direct", ISO_GRAPH_DIRECT}, {"vpt", ISO_GRAPH_VPT}};
+} graph_algorithms[] = {{"direct", ISO_GRAPH_DIRECT},
+                        {"vpt", ISO_GRAPH_VPT},
+                        {"sharing", ISO_GRAPH_SHARING}};
 static const iso_table graph_table = ISO_TABLE(graph_algorithms);
 
 static int set_algorithm(void *ctx, const char *key, const char *value, const char *where)

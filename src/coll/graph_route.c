@@ -1,6 +1,7 @@
 /* The routed alltoall forms on distributed graph communicators: auto's
- * choice between direct and a VPT, the agreement, the plan (route/, cached
- * for blocking and nonblocking calls) and its request. */
+ * choice between direct and a VPT, the agreement, the plan (route/: a VPT
+ * or message sharing; cached for blocking and nonblocking calls) and its
+ * request. */
 #include "coll/coll.h"
 #include <string.h>
 
@@ -49,9 +50,12 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
 {
     enum { MISSED = 2 };
     int n = 0, dims[ISO_VPT_MAXDIMS] = {0}, cacheable = !persistent;
+    int sharing = o->algorithm == ISO_GRAPH_SHARING;
     int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
     long long gen = -1;
-    iso_route_key key = {.routing = ISO_ROUTE_VPT, .locality = o->vpt.locality};
+    /* sharing has no shape: its key is the routing alone */
+    iso_route_key key = {.routing = sharing ? ISO_ROUTE_SHARING : ISO_ROUTE_VPT,
+                         .locality = sharing ? 0 : o->vpt.locality};
     /* same[1]: the generation of the cached plans; max: auto's statistics
      * (largest out-degree, largest mean bytes per edge) and the vote, a
      * miss anywhere being a miss everywhere */
@@ -60,10 +64,11 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     const iso_route_plan *use;
     iso_route_plan plan;
     iso_vpt *v = NULL;
+    iso_priv *priv = g->priv; /* sharing's messages: the graph's private communicator */
     *out = NULL;
     *use_direct = 0;
     memset(&plan, 0, sizeof plan);
-    if (!choose) { /* the options' shape, the same everywhere: T_1 is direct */
+    if (!choose && !sharing) { /* the options' shape, the same everywhere: T_1 is direct */
         int e = iso__vpt_shape(&o->vpt, g->size, &n, dims);
         if (e == MPI_SUCCESS && n == 1) {
             *use_direct = 1;
@@ -86,8 +91,11 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
         *use_direct = 1;
         return MPI_SUCCESS;
     }
-    if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
-        return err;
+    if (!sharing) {
+        if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
+            return err;
+        priv = v->priv;
+    }
     key.n = n;
     memcpy(key.dims, dims, sizeof(int) * (size_t)n);
     /* the key is the same everywhere, and so the vote and the generation:
@@ -97,13 +105,15 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
         use = iso__route_cache_plan(g->plan_cache, &key);
     if (use == NULL) {
         gen = cacheable ? ++g->plans : -1;
-        err = iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree, g->sources,
-                            a, &plan);
+        err = sharing ? iso__sharing_route_plan(g->priv, g->rank, g->size, g->outdegree, g->dests,
+                                                g->indegree, g->sources, a, &plan)
+                      : iso__vpt_plan(v, g->rank, g->size, g->outdegree, g->dests, g->indegree,
+                                      g->sources, a, &plan);
         use = &plan;
     }
     if (err == MPI_SUCCESS)
-        err = iso__route_request(v->priv, comm, use, a, g->outdegree, g->indegree, retain_args,
-                                 persistent, "vpt", out);
+        err = iso__route_request(priv, comm, use, a, g->outdegree, g->indegree, retain_args,
+                                 persistent, sharing ? "sharing" : "vpt", out);
     if (cacheable && use == &plan) { /* kept if made; else no plan of this generation here */
         if (err == MPI_SUCCESS)
             iso__route_cache_put(&g->plan_cache, &key, g->outdegree, a, gen, &plan);

@@ -15,6 +15,42 @@ void iso__route_plan_free(iso_route_plan *p)
     memset(p, 0, sizeof *p);
 }
 
+/* ---- the graph rule ------------------------------------------------------------- */
+
+static int cmp_pair(const void *x, const void *y)
+{
+    const int *a = x, *b = y;
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* (rank, index) pairs of a list, sorted: the k-th occurrence of rank r is
+ * pairs[first(r) + k]. */
+int *iso__route_sorted_pairs(const int *list, int n)
+{
+    int *pairs = malloc(sizeof(int) * 2 * ((size_t)n + 1));
+    if (pairs == NULL)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        pairs[2 * i] = list[i];
+        pairs[2 * i + 1] = i;
+    }
+    qsort(pairs, (size_t)n, 2 * sizeof(int), cmp_pair);
+    return pairs;
+}
+
+int iso__route_first_of(const int *pairs, int n, long long rank)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* ---- before planning ------------------------------------------------------------- */
 
 static long long key_hash(const iso_route_key *k)
@@ -168,6 +204,7 @@ static const struct {
     unsigned contexts;
 } sparse_words[] = {{"direct", 1u << ISO_CTX_GRAPH},
                     {"vpt", 1u << ISO_CTX_GRAPH | 1u << ISO_CTX_CRS},
+                    {"sharing", 1u << ISO_CTX_GRAPH | 1u << ISO_CTX_CRS},
                     {"personalized", 1u << ISO_CTX_CRS},
                     {"nbx", 1u << ISO_CTX_CRS},
                     {"rma", 1u << ISO_CTX_CRS},
@@ -197,7 +234,7 @@ int iso__sparse_algorithm_option(const iso_table *t, iso_sparse_context ctx, con
                           context_names[ctx], names);
 }
 
-/* ---- what a VPT exchange did ---------------------------------------------------- */
+/* ---- what a routed exchange did (vpt: its stages; sharing: its two) ---------------------------------------------------- */
 
 int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
                          long long bytes[], long long *forwarded, long long *buffer_bytes)
@@ -213,9 +250,9 @@ int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int m
         return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
     if ((err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b)) ==
             MPI_SUCCESS &&
-        strcmp(alg, "vpt") != 0)
-        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the vpt algorithm (it runs %s)",
-                             alg);
+        strcmp(alg, "vpt") != 0 && strcmp(alg, "sharing") != 0)
+        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the vpt or sharing algorithm "
+                                              "(it runs %s)", alg);
     if (err == MPI_SUCCESS)
         err = iso__sched_request_rounds(request, maxstages, nstages, messages, bytes, forwarded,
                                         buffer_bytes);

@@ -12,6 +12,8 @@
  *              embedding), its options, and its planner (the per-stage
  *              header exchange that builds the plan)
  *   sharing_plan.c  message sharing's planner (pure computation)
+ *   sharing.c  message sharing's execution: the pattern gathered, the
+ *              planner run everywhere, the two-stage plan
  *   plan.c     what every routing shares: the plan type, the send-buffer
  *              check and the agreement before planning, the plan cache,
  *              the environment of the irregular exchanges, and
@@ -135,7 +137,7 @@ void iso__sharing_free(iso_sharing *s);
 /* ---- the plan every routing produces (plan.c) ------------------------------------ */
 /* Which routing made a plan, and its shape: what processes must agree on
  * and what a cached plan is looked up by. */
-enum { ISO_ROUTE_VPT };
+enum { ISO_ROUTE_VPT, ISO_ROUTE_SHARING };
 typedef struct {
     int routing;                 /* ISO_ROUTE_* */
     int n, dims[ISO_VPT_MAXDIMS]; /* VPT: the shape (n 0: auto, not chosen yet) */
@@ -161,6 +163,12 @@ typedef struct {
 
 void iso__route_plan_free(iso_route_plan *p);
 
+/* The graph rule's lookup: (rank, index) pairs of a list of n ranks,
+ * sorted (malloc'd; NULL if out of memory), so that the k-th occurrence of
+ * rank r is pairs[2 * (iso__route_first_of(pairs, n, r) + k) + 1]. */
+int *iso__route_sorted_pairs(const int *list, int n);
+int iso__route_first_of(const int *pairs, int n, long long rank);
+
 /* The agreement before planning a routed exchange (collective over
  * priv->comm; every process calls it, also with err set).  Unless err is
  * set, this process first checks its send side (a, nsend blocks): data at
@@ -181,10 +189,20 @@ int iso__route_agree(iso_priv *priv, int err, const iso_args *a, int nsend,
 int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, int nrecv,
                   const int *sources, const iso_args *a, iso_route_plan *out);
 
+/* The plan of one exchange by message sharing (collective over
+ * priv->comm: an allgather of the pattern, then the planner on every
+ * process): the arguments as iso__vpt_plan's; with sources NULL the slots
+ * are the arrivals in ascending source order (recorded in out->arrived;
+ * dests then distinct).  Two stages: sources to partners, then every
+ * process to its targets (sharing.c). */
+int iso__sharing_route_plan(iso_priv *priv, int rank, int size, int nsend, const int *dests,
+                            int nrecv, const int *sources, const iso_args *a,
+                            iso_route_plan *out);
+
 /* The request that runs plan for a (the one executor path of every
  * routing): the schedule's request on priv (comm: the user's, for errors)
- * in pack mode with its message buffers reserved; named "vpt" for
- * Iso_request_vpt_info. */
+ * in pack mode with its message buffers reserved; named "vpt" or
+ * "sharing" for Iso_request_vpt_info. */
 int iso__route_request(iso_priv *priv, MPI_Comm comm, const iso_route_plan *plan,
                        const iso_args *a, int nsend, int nrecv, int retain_args, int persistent,
                        const char *name, struct iso_request_s **out);

@@ -195,7 +195,7 @@ typedef struct {
     const int *dests, *sources; /* sources NULL: unknown, delivered in arrival order */
     iso_route_arrival *arrived;   /* then: what arrived, slot by slot */
     int arrived_cap;
-    int *src_pairs;  /* sources known: sorted_pairs(sources) */
+    int *src_pairs;  /* sources known: iso__route_sorted_pairs(sources) */
     char *filled;    /* per receive slot: delivered */
     int ndelivered;
     iso_sched *s;
@@ -208,45 +208,11 @@ typedef struct {
     int hdr_tag;     /* first of n header tags */
 } plan_t;
 
-static int cmp_pair(const void *x, const void *y)
-{
-    const int *a = x, *b = y;
-    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
-}
-
-/* (rank, index) pairs of a list, sorted: the k-th occurrence of rank r is
- * pairs[first(r) + k]. */
-static int *sorted_pairs(const int *list, int n)
-{
-    int *pairs = malloc(sizeof(int) * 2 * ((size_t)n + 1));
-    if (pairs == NULL)
-        return NULL;
-    for (int i = 0; i < n; i++) {
-        pairs[2 * i] = list[i];
-        pairs[2 * i + 1] = i;
-    }
-    qsort(pairs, (size_t)n, 2 * sizeof(int), cmp_pair);
-    return pairs;
-}
-
-static int first_of(const int *pairs, int n, long long rank)
-{
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (pairs[2 * mid] < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The submessages this process starts with: one per destination entry,
  * with its edge ordinal (the how-manieth edge to that destination). */
 static int initial_items(plan_t *pl, const iso_args *a)
 {
-    int *pairs = sorted_pairs(pl->dests, pl->nsend), err = MPI_SUCCESS;
+    int *pairs = iso__route_sorted_pairs(pl->dests, pl->nsend), err = MPI_SUCCESS;
     if (pairs == NULL)
         return iso__error(ISO_ERR_NOMEM);
     if ((err = iso__grow(&pl->held, &pl->held_cap, pl->nsend + 1, sizeof *pl->held)))
@@ -294,7 +260,7 @@ static int deliver(plan_t *pl, const item *it)
         pl->arrived[slot] = (iso_route_arrival){(int)it->h.src, (int)it->h.bytes};
     } else {
         if (it->h.ord >= 0 && it->h.ord < pl->nrecv)
-            at = first_of(pl->src_pairs, pl->nrecv, it->h.src) + (int)it->h.ord;
+            at = iso__route_first_of(pl->src_pairs, pl->nrecv, it->h.src) + (int)it->h.ord;
         if (at < 0 || at >= pl->nrecv || pl->src_pairs[2 * at] != it->h.src ||
             pl->filled[slot = pl->src_pairs[2 * at + 1]])
             return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
@@ -531,7 +497,7 @@ int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, i
     pl.nrecv = nrecv;
     pl.sources = sources;
     pl.hdr_tag = iso__tags_reserve(v->priv, v->n);
-    if (sources && (!(pl.src_pairs = sorted_pairs(sources, nrecv)) ||
+    if (sources && (!(pl.src_pairs = iso__route_sorted_pairs(sources, nrecv)) ||
                     !(pl.filled = calloc((size_t)nrecv + 1, 1))))
         err = iso__error(ISO_ERR_NOMEM);
     else if ((err = iso__sched_new(&pl.s)) == MPI_SUCCESS &&

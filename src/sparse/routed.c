@@ -1,7 +1,8 @@
-/* vpt for the SDDE (Iso_alltoall_crs, Iso_alltoallv_crs): the VPT plan of
- * route/ with unknown sources.  The header exchange of the plan is the
- * discovery: after the last stage a process knows every submessage for it
- * (source, bytes); the plan's schedule then moves the data (pack mode,
+/* vpt and sharing for the SDDE (Iso_alltoall_crs, Iso_alltoallv_crs): the
+ * plans of route/ with unknown sources.  Making the plan is the discovery
+ * (vpt: its header exchange, after whose last stage a process knows every
+ * submessage for it, source and bytes; sharing: the gathered pattern); the
+ * plan's schedule then moves the data (pack mode,
  * stages = rounds) and delivers submessage i, as raw packed bytes, at its
  * offset of one receive buffer, which becomes the inbox.  Made per call
  * (the plan needs every process in the call: crs.c's private communicator
@@ -70,21 +71,26 @@ static void vpt_destroy(struct iso_request_s *req)
 
 static const iso_request_kind vpt_kind = {vpt_start, vpt_progress, vpt_destroy};
 
-int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
+/* The request of routing (ISO_ROUTE_*) for call c. */
+static int sdde_routed(const iso_sdde_call *c, MPI_Comm comm, int routing, iso_sdde_req **out)
 {
     vpt_req *r;
-    iso_vpt *v;
+    iso_vpt *v = NULL;
+    iso_priv *priv = c->priv;
     iso_args a;
-    iso_route_key key = {.routing = ISO_ROUTE_VPT, .locality = c->vpt.locality};
+    int sharing = routing == ISO_ROUTE_SHARING;
+    iso_route_key key = {.routing = routing, .locality = sharing ? 0 : c->vpt.locality};
     iso_agreement ag = {.nsame = 1};
     int p, rank, n, dims[ISO_VPT_MAXDIMS], err;
     size_t total = 0;
     *out = NULL;
     if ((err = MPI_Comm_size(c->priv->comm, &p)) != MPI_SUCCESS ||
         (err = MPI_Comm_rank(c->priv->comm, &rank)) != MPI_SUCCESS ||
-        (err = iso__vpt_shape(&c->vpt, p, &n, dims)) != MPI_SUCCESS)
+        (!sharing && (err = iso__vpt_shape(&c->vpt, p, &n, dims)) != MPI_SUCCESS))
         return err;
-    if (n == 1) /* T_1: straight to the destinations */
+    if (sharing)
+        n = 0; /* no shape */
+    else if (n == 1) /* T_1: straight to the destinations */
         return iso__sdde_personalized(c, comm, out);
     if ((r = calloc(1, sizeof *r)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
@@ -102,9 +108,15 @@ int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
     a = args_sdde(c->buf, r->scounts, r->sdispls, c->type, c->extent);
     key.n = n;
     memcpy(key.dims, dims, sizeof(int) * (size_t)n);
-    if ((err = iso__route_agree(c->priv, MPI_SUCCESS, &a, c->n, &key, &ag)) != MPI_SUCCESS ||
-        (err = iso__vpt_get(c->priv->comm, &c->vpt, n, dims, &v)) != MPI_SUCCESS ||
-        (err = iso__vpt_plan(v, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan)) != MPI_SUCCESS)
+    if ((err = iso__route_agree(c->priv, MPI_SUCCESS, &a, c->n, &key, &ag)) != MPI_SUCCESS)
+        goto fn_fail;
+    if (sharing)
+        err = iso__sharing_route_plan(c->priv, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan);
+    else if ((err = iso__vpt_get(c->priv->comm, &c->vpt, n, dims, &v)) == MPI_SUCCESS) {
+        priv = v->priv;
+        err = iso__vpt_plan(v, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan);
+    }
+    if (err != MPI_SUCCESS)
         goto fn_fail;
     /* what arrives: slot i at its offset in one buffer, as bytes */
     n = r->plan.narrived;
@@ -133,12 +145,22 @@ int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
     a.recv = (iso_side){.layout = ISO_LAYOUT_W, .counts = r->rcounts, .adispls = r->rdispls,
                         .types = r->rtypes};
     if (err != MPI_SUCCESS ||
-        (err = iso__route_request(v->priv, comm, &r->plan, &a, c->n, n, 0, 0, "vpt",
-                                  &r->inner)) != MPI_SUCCESS)
+        (err = iso__route_request(priv, comm, &r->plan, &a, c->n, n, 0, 0,
+                                  sharing ? "sharing" : "vpt", &r->inner)) != MPI_SUCCESS)
         goto fn_fail;
     *out = &r->base;
     return MPI_SUCCESS;
 fn_fail:
     vpt_destroy(&r->base.req);
     return err;
+}
+
+int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
+{
+    return sdde_routed(c, comm, ISO_ROUTE_VPT, out);
+}
+
+int iso__sdde_sharing(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
+{
+    return sdde_routed(c, comm, ISO_ROUTE_SHARING, out);
 }

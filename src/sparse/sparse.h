@@ -189,6 +189,9 @@ int iso__sdde_locality_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req *
 /* Store-and-forward over a VPT (routed.c): the plan's header exchange is
  * the discovery. */
 int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
+/* Message sharing (routed.c): the plan's gathered pattern is the
+ * discovery. */
+int iso__sdde_sharing(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 
 /* ---- the algorithm table (table.c) ------------------------------------------ */
 #define ISO_SDDE_AUTO ISO_AUTO

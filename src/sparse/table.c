@@ -2,7 +2,7 @@
  * never a silent fallback. */
 #include "sparse/sparse.h"
 
-enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX, VPT };
+enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX, VPT, SHARING };
 
 const iso_sdde_algorithm iso__sdde_algorithms[] = {
     [PERSONALIZED] = {"personalized", iso__sdde_personalized, 0},
@@ -11,6 +11,7 @@ const iso_sdde_algorithm iso__sdde_algorithms[] = {
     [LOCALITY_PERSONALIZED] = {"locality-personalized", iso__sdde_locality_personalized, 0},
     [LOCALITY_NBX] = {"locality-nbx", iso__sdde_locality_nbx, 0},
     [VPT] = {"vpt", iso__sdde_vpt, 0},
+    [SHARING] = {"sharing", iso__sdde_sharing, 0},
 };
 const iso_table iso__sdde_table = ISO_TABLE(iso__sdde_algorithms);
 

@@ -1,0 +1,501 @@
+/* Message sharing (Duymus 2021; route.h, "message sharing") as a routing
+ * of irregular exchanges: the plan of one exchange, run by the executor
+ * path every routing shares (iso__route_request, pack mode, one arena).
+ *
+ * The pattern.  A process's message to a target is all its blocks for
+ * that target (repeated edges: several blocks, one message); blocks to
+ * itself are delivered locally and are not part of the pattern.  Each
+ * process contributes its targets (ascending) and per target the number of
+ * blocks and their bytes; two MPI_Iallgatherv make the whole pattern known
+ * to every process (waited on with the library's progress, so other
+ * isocoll requests move meanwhile).  Every process then runs the planner
+ * (iso__sharing_plan, deterministic) on the same pattern and gets the same
+ * plan.  Chosen over "one process plans, the plan is scattered" because
+ * each process needs more than its own part of the plan anyway -- a
+ * forwarder must know what its partners send it, a target what arrives from
+ * which sender and in which order, so that every size is known without a
+ * header exchange -- and the replicated planner costs no extra round of
+ * messages; the price is O(pattern) memory on every process (the gathered
+ * pattern, the planner's output and per-message indexes: no O(K^2) array)
+ * and the planner's time on each.  The gather also tells every process its
+ * sources, which the SDDE needs.
+ *
+ * The plan: two rounds (stages) of one schedule.
+ *   Stage 0: a source q whose messages have a partner p (sender[e] = p for
+ *   some e; at most one such p) sends p one combined message with the
+ *   blocks of every message p forwards for it, and also its own message
+ *   to p if p is one of its targets (so sharing adds a message only when
+ *   p was not a target: the thesis's overhead message).  p delivers the
+ *   blocks for itself at once.
+ *   Stage 1: every process sends each target one combined message: its own
+ *   blocks for that target (those not sent in stage 0) and those it
+ *   forwards, entries ordered by source rank, then by edge ordinal.
+ * Entry order in both stages follows from the pattern alone, so a
+ * receiver knows each entry's source and ordinal: receive slot j is the
+ * ord-th occurrence of sources[j] (the graph rule, as the VPT delivers);
+ * for the SDDE (sources unknown) the slots are the arrivals in ascending
+ * source order.  Message sizes (data plus the 8-byte size header per
+ * entry of pack mode) are known when the plan is made; the request
+ * reserves its buffers then. */
+#include "route/route.h"
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The gathered pattern and its plan, the same on every process. */
+typedef struct {
+    int K, me;
+    long long E;          /* messages */
+    long long *start;     /* [K + 1] */
+    int *targets;         /* [E] */
+    int *src;             /* [E] the source of message e */
+    long long *nblocks;   /* [E] blocks of message e */
+    long long *bytes;     /* [E] bytes of message e */
+    int *sender;          /* [E] the planner's */
+    int *partner;         /* [K] the partner of each source, -1 if it shares nothing */
+} pattern_t;
+
+/* Planning state of this process. */
+typedef struct {
+    pattern_t P;
+    int nsend, nrecv;
+    const int *dests;
+    int *dest_pairs;     /* iso__route_sorted_pairs(dests) */
+    int *src_pairs;      /* iso__route_sorted_pairs(sources) */
+    char *filled;        /* per receive slot: delivered */
+    iso_piece *fwd;      /* [E] where message e's first block is here before stage 1 */
+    iso_sched *s;
+    size_t *msgsize;
+    int msgsize_cap;
+} plan_t;
+
+static void pattern_free(pattern_t *P)
+{
+    free(P->start);
+    free(P->targets);
+    free(P->src);
+    free(P->nblocks);
+    free(P->bytes);
+    free(P->sender);
+    free(P->partner);
+    memset(P, 0, sizeof *P);
+}
+
+/* Does message e go to its source's partner in stage 0? */
+static int via_partner(const pattern_t *P, long long e)
+{
+    int p = P->partner[P->src[e]];
+    return p >= 0 && (P->sender[e] == p || P->targets[e] == p);
+}
+
+/* Does message e travel in stage 1 (from sender[e])?  All but those whose
+ * target is the partner they reached in stage 0. */
+static int in_stage1(const pattern_t *P, long long e)
+{
+    return !(via_partner(P, e) && P->targets[e] == P->partner[P->src[e]]);
+}
+
+/* ---- the pattern ------------------------------------------------------------- */
+
+/* This process's messages: per distinct target other than itself,
+ * ascending, its blocks and bytes (tg[n], info[2n] = nblocks, bytes). */
+static int local_messages(plan_t *pl, const iso_args *a, int *n, int **tg, long long **info)
+{
+    const int *pairs = pl->dest_pairs;
+    int m = 0;
+    *tg = malloc(sizeof(int) * ((size_t)pl->nsend + 1));
+    *info = malloc(sizeof(long long) * 2 * ((size_t)pl->nsend + 1));
+    if (!*tg || !*info)
+        return iso__error(ISO_ERR_NOMEM);
+    for (int k = 0; k < pl->nsend; k++) {
+        int t = pairs[2 * k];
+        if (t == pl->P.me)
+            continue;
+        if (m == 0 || (*tg)[m - 1] != t) {
+            (*tg)[m] = t;
+            (*info)[2 * m] = (*info)[2 * m + 1] = 0;
+            m++;
+        }
+        (*info)[2 * (m - 1)]++;
+        (*info)[2 * (m - 1) + 1] += iso__route_send_bytes(a, pairs[2 * k + 1]);
+    }
+    *n = m;
+    return MPI_SUCCESS;
+}
+
+/* Every process's messages, gathered (collective over comm). */
+static int gather_pattern(plan_t *pl, MPI_Comm comm, const iso_args *a)
+{
+    pattern_t *P = &pl->P;
+    int n = 0, *tg = NULL, *cnt = NULL, *dsp = NULL, *cnt2 = NULL, *dsp2 = NULL, err;
+    long long *info = NULL, *info_all = NULL;
+    MPI_Request req[2];
+    if ((err = local_messages(pl, a, &n, &tg, &info)) != MPI_SUCCESS)
+        goto fn_exit;
+    cnt = malloc(sizeof(int) * ((size_t)P->K + 1));
+    dsp = malloc(sizeof(int) * ((size_t)P->K + 1));
+    cnt2 = malloc(sizeof(int) * ((size_t)P->K + 1));
+    dsp2 = malloc(sizeof(int) * ((size_t)P->K + 1));
+    P->start = malloc(sizeof(long long) * ((size_t)P->K + 1));
+    P->partner = malloc(sizeof(int) * ((size_t)P->K + 1));
+    if (!cnt || !dsp || !cnt2 || !dsp2 || !P->start || !P->partner) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if ((err = MPI_Iallgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm, &req[0])) ||
+        (err = iso__progress_waitall(1, req)))
+        goto fn_exit;
+    P->start[0] = 0;
+    for (int q = 0; q < P->K; q++)
+        P->start[q + 1] = P->start[q] + cnt[q];
+    P->E = P->start[P->K];
+    if (2 * P->E > INT_MAX) { /* the same on every process */
+        err = iso__error_msg(ISO_ERR_COUNT, "sharing: the pattern has %lld messages, more than "
+                                            "MPI_Allgatherv counts", P->E);
+        goto fn_exit;
+    }
+    for (int q = 0; q < P->K; q++) {
+        dsp[q] = (int)P->start[q];
+        cnt2[q] = 2 * cnt[q];
+        dsp2[q] = 2 * dsp[q];
+    }
+    P->targets = malloc(sizeof(int) * ((size_t)P->E + 1));
+    P->src = malloc(sizeof(int) * ((size_t)P->E + 1));
+    P->nblocks = malloc(sizeof(long long) * ((size_t)P->E + 1));
+    P->bytes = malloc(sizeof(long long) * ((size_t)P->E + 1));
+    info_all = malloc(sizeof(long long) * 2 * ((size_t)P->E + 1));
+    if (!P->targets || !P->src || !P->nblocks || !P->bytes || !info_all) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if ((err = MPI_Iallgatherv(tg, n, MPI_INT, P->targets, cnt, dsp, MPI_INT, comm, &req[0])))
+        goto fn_exit;
+    if ((err = MPI_Iallgatherv(info, 2 * n, MPI_LONG_LONG, info_all, cnt2, dsp2, MPI_LONG_LONG,
+                               comm, &req[1]))) {
+        iso__progress_waitall(1, req);
+        goto fn_exit;
+    }
+    if ((err = iso__progress_waitall(2, req)) != MPI_SUCCESS)
+        goto fn_exit;
+    for (int q = 0; q < P->K; q++)
+        for (long long e = P->start[q]; e < P->start[q + 1]; e++)
+            P->src[e] = q;
+    for (long long e = 0; e < P->E; e++) {
+        P->nblocks[e] = info_all[2 * e];
+        P->bytes[e] = info_all[2 * e + 1];
+    }
+fn_exit:
+    free(tg);
+    free(info);
+    free(info_all);
+    free(cnt);
+    free(dsp);
+    free(cnt2);
+    free(dsp2);
+    return err;
+}
+
+/* The planner on the gathered pattern; each source's partner, checked
+ * against the interface (sender = source or its one partner). */
+static int run_planner(pattern_t *P)
+{
+    iso_pattern pat = {P->K, P->start, P->targets, P->bytes};
+    iso_sharing sh;
+    int err;
+    memset(&sh, 0, sizeof sh);
+    if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS)
+        return err;
+    P->sender = sh.sender;
+    sh.sender = NULL;
+    iso__sharing_free(&sh);
+    for (int q = 0; q < P->K; q++)
+        P->partner[q] = -1;
+    for (long long e = 0; e < P->E; e++) {
+        int q = P->src[e], s = P->sender[e];
+        if (s == q)
+            continue;
+        if (s < 0 || s >= P->K || (P->partner[q] >= 0 && P->partner[q] != s))
+            return iso__error_msg(ISO_ERR_INTERN, "sharing: the planner gave process %d more "
+                                                  "than one partner", q);
+        P->partner[q] = s;
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- the schedule ------------------------------------------------------------ */
+
+static int note_size(plan_t *pl, int m, size_t bytes)
+{
+    int err = iso__grow(&pl->msgsize, &pl->msgsize_cap, m + 1, sizeof *pl->msgsize);
+    if (err == MPI_SUCCESS)
+        pl->msgsize[m] = bytes;
+    return err;
+}
+
+/* Delivers piece src, the ord-th block from source q, into its slot (the
+ * graph rule; the SDDE's slots are made in the same form). */
+static int deliver(plan_t *pl, int q, long long ord, iso_piece src)
+{
+    int at = -1, slot = -1;
+    if (ord >= 0 && ord < pl->nrecv)
+        at = iso__route_first_of(pl->src_pairs, pl->nrecv, q) + (int)ord;
+    if (at < 0 || at >= pl->nrecv || pl->src_pairs[2 * at] != q ||
+        pl->filled[slot = pl->src_pairs[2 * at + 1]])
+        return iso__error_msg(ISO_ERR_INTERN, "sharing: a block from %d matches no source", q);
+    pl->filled[slot] = 1;
+    iso_op op = {.kind = ISO_OP_DELIVER, .src = src, .slot = slot, .first = 1};
+    return iso__sched_add(pl->s, &op);
+}
+
+/* Adds this process's own blocks of message e (to target t) to message *m. */
+static int add_own_blocks(plan_t *pl, long long e, int *m)
+{
+    int first = iso__route_first_of(pl->dest_pairs, pl->nsend, pl->P.targets[e]), err = 0;
+    for (long long k = 0; k < pl->P.nblocks[e] && !err; k++)
+        err = iso__sched_msg_add(pl->s, m, (iso_piece){ISO_PIECE_USER,
+                                                         pl->dest_pairs[2 * (first + k) + 1]});
+    return err;
+}
+
+static int end_send(plan_t *pl, int m, int peer, int tag, size_t bytes)
+{
+    iso_op pack = {.kind = ISO_OP_PACK, .msg = m};
+    iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = m, .peer = peer, .tag = tag,
+                   .nblocks = pl->s->msgs[m].n};
+    int err = iso__sched_add(pl->s, &pack);
+    if (!err && !(err = iso__sched_add(pl->s, &send)))
+        err = note_size(pl, m, bytes);
+    return err;
+}
+
+/* Round 0: this process's stage-0 message to its partner, those of the
+ * processes it is the partner of, and its blocks to itself. */
+static int round0(plan_t *pl)
+{
+    pattern_t *P = &pl->P;
+    int me = P->me, p = P->partner[me], m = -1, err = MPI_SUCCESS;
+    size_t bytes = 0;
+    for (long long e = P->start[me]; p >= 0 && e < P->start[me + 1] && !err; e++)
+        if (via_partner(P, e)) {
+            bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+            err = add_own_blocks(pl, e, &m);
+        }
+    if (!err && m >= 0)
+        err = end_send(pl, m, p, 0, bytes);
+    for (int q = 0; q < P->K && !err; q++) {
+        int entry = 0;
+        if (q == me || P->partner[q] != me)
+            continue;
+        m = -1;
+        bytes = 0;
+        for (long long e = P->start[q]; e < P->start[q + 1] && !err; e++) {
+            if (!via_partner(P, e))
+                continue;
+            bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+            for (long long k = 0; k < P->nblocks[e] && !err; k++)
+                err = iso__sched_msg_add(pl->s, &m, (iso_piece){ISO_PIECE_SLOT, 0});
+            pl->fwd[e] = (iso_piece){m, entry};
+            entry += (int)P->nblocks[e];
+        }
+        if (err || m < 0)
+            continue;
+        iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = q, .tag = 0};
+        if ((err = iso__sched_add(pl->s, &recv)) || (err = note_size(pl, m, bytes)))
+            break;
+        for (long long e = P->start[q]; e < P->start[q + 1] && !err; e++)
+            if (via_partner(P, e) && P->targets[e] == me)
+                for (long long k = 0; k < P->nblocks[e] && !err; k++)
+                    err = deliver(pl, q, k, (iso_piece){m, pl->fwd[e].index + (int)k});
+    }
+    /* blocks to itself: dest_pairs holds them in edge order */
+    if (!err) {
+        int first = iso__route_first_of(pl->dest_pairs, pl->nsend, me);
+        for (int k = first; k < pl->nsend && pl->dest_pairs[2 * k] == me && !err; k++)
+            err = deliver(pl, me, k - first, (iso_piece){ISO_PIECE_USER, pl->dest_pairs[2 * k + 1]});
+    }
+    return err ? err : iso__sched_end_round(pl->s);
+}
+
+/* A message (an index into the pattern) with its sort key: messages are
+ * grouped by key (target or sender), sources ascending within a group. */
+typedef struct {
+    int key, src;
+    long long e;
+} keyed;
+
+static int cmp_keyed(const void *x, const void *y)
+{
+    const keyed *a = x, *b = y;
+    if (a->key != b->key)
+        return (a->key > b->key) - (a->key < b->key);
+    if (a->src != b->src)
+        return (a->src > b->src) - (a->src < b->src);
+    return (a->e > b->e) - (a->e < b->e);
+}
+
+/* Round 1: one message per target from what this process sends or
+ * forwards, and one per sender of what comes to it. */
+static int round1(plan_t *pl)
+{
+    pattern_t *P = &pl->P;
+    int me = P->me, err = MPI_SUCCESS;
+    long long n = 0;
+    keyed *list = malloc(sizeof *list * ((size_t)P->E + 1));
+    if (list == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    /* sends: own messages and those of the processes this one is partner of */
+    for (long long e = 0; e < P->E; e++)
+        if (in_stage1(P, e) && P->sender[e] == me &&
+            (P->src[e] == me || P->partner[P->src[e]] == me))
+            list[n++] = (keyed){P->targets[e], P->src[e], e};
+    qsort(list, (size_t)n, sizeof *list, cmp_keyed);
+    for (long long i = 0; i < n && !err;) {
+        int t = list[i].key, m = -1;
+        size_t bytes = 0;
+        for (; i < n && list[i].key == t && !err; i++) {
+            long long e = list[i].e;
+            bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+            if (P->src[e] == me)
+                err = add_own_blocks(pl, e, &m);
+            else
+                for (long long k = 0; k < P->nblocks[e] && !err; k++)
+                    err = iso__sched_msg_add(pl->s, &m, (iso_piece){pl->fwd[e].msg,
+                                                                     pl->fwd[e].index + (int)k});
+        }
+        if (!err)
+            err = end_send(pl, m, t, 1, bytes);
+    }
+    /* receives: the messages for this process, by sender, then source */
+    n = 0;
+    for (long long e = 0; e < P->E; e++)
+        if (P->targets[e] == me && in_stage1(P, e))
+            list[n++] = (keyed){P->sender[e], P->src[e], e};
+    qsort(list, (size_t)n, sizeof *list, cmp_keyed);
+    for (long long i = 0; i < n && !err;) {
+        int s = list[i].key, m = -1, entry = 0;
+        long long from = i;
+        size_t bytes = 0;
+        for (; i < n && list[i].key == s && !err; i++) {
+            long long e = list[i].e;
+            bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+            for (long long k = 0; k < P->nblocks[e] && !err; k++)
+                err = iso__sched_msg_add(pl->s, &m, (iso_piece){ISO_PIECE_SLOT, 0});
+        }
+        if (err)
+            break;
+        iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = s, .tag = 1};
+        if ((err = iso__sched_add(pl->s, &recv)) || (err = note_size(pl, m, bytes)))
+            break;
+        for (long long j = from; j < i && !err; j++)
+            for (long long k = 0; k < P->nblocks[list[j].e] && !err; k++)
+                err = deliver(pl, list[j].src, k, (iso_piece){m, entry++});
+    }
+    free(list);
+    return err ? err : iso__sched_end_round(pl->s);
+}
+
+/* Sources unknown (the SDDE): the slots are the arrivals, in ascending
+ * source order, this process's block to itself among them. */
+static int arrivals(plan_t *pl, const iso_args *a, iso_route_plan *out, int **sources)
+{
+    pattern_t *P = &pl->P;
+    int n = 0, self = -1;
+    for (int i = 0; i < pl->nsend; i++)
+        if (pl->dests[i] == P->me)
+            self = i;
+    for (long long e = 0; e < P->E; e++)
+        n += P->targets[e] == P->me;
+    n += self >= 0;
+    out->arrived = malloc(sizeof *out->arrived * ((size_t)n + 1));
+    *sources = malloc(sizeof(int) * ((size_t)n + 1));
+    if (!out->arrived || !*sources)
+        return iso__error(ISO_ERR_NOMEM);
+    n = 0;
+    for (int q = 0; q < P->K; q++) {
+        long long bytes = -1;
+        if (q == P->me && self >= 0)
+            bytes = iso__route_send_bytes(a, self);
+        for (long long e = P->start[q]; e < P->start[q + 1] && q != P->me; e++)
+            if (P->targets[e] == P->me) {
+                if (P->nblocks[e] != 1)
+                    return iso__error_msg(ISO_ERR_INTERN, "sharing: repeated destinations in "
+                                                          "an SDDE");
+                bytes = P->bytes[e];
+            }
+        if (bytes < 0)
+            continue;
+        if (bytes > INT_MAX)
+            return iso__error_msg(ISO_ERR_COUNT, "sharing: a message of %lld bytes", bytes);
+        out->arrived[n] = (iso_route_arrival){q, (int)bytes};
+        (*sources)[n++] = q;
+    }
+    out->narrived = n;
+    pl->nrecv = n;
+    return MPI_SUCCESS;
+}
+
+int iso__sharing_route_plan(iso_priv *priv, int rank, int size, int nsend, const int *dests,
+                            int nrecv, const int *sources, const iso_args *a,
+                            iso_route_plan *out)
+{
+    plan_t pl;
+    int *own_sources = NULL, err, maxn = 0;
+    long long hops;
+    memset(&pl, 0, sizeof pl);
+    memset(out, 0, sizeof *out);
+    pl.P.K = size;
+    pl.P.me = rank;
+    pl.nsend = nsend;
+    pl.dests = dests;
+    pl.nrecv = nrecv;
+    if ((pl.dest_pairs = iso__route_sorted_pairs(dests, nsend)) == NULL) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if ((err = gather_pattern(&pl, priv->comm, a)) != MPI_SUCCESS ||
+        (err = run_planner(&pl.P)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (sources == NULL && (err = arrivals(&pl, a, out, &own_sources)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (sources == NULL)
+        sources = own_sources;
+    if (!(pl.src_pairs = iso__route_sorted_pairs(sources, pl.nrecv)) ||
+        !(pl.filled = calloc((size_t)pl.nrecv + 1, 1)) ||
+        !(pl.fwd = calloc((size_t)pl.P.E + 1, sizeof *pl.fwd))) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if ((err = iso__sched_new(&pl.s)) || (err = round0(&pl)) || (err = round1(&pl)))
+        goto fn_exit;
+    for (int j = 0; j < pl.nrecv; j++)
+        if (!pl.filled[j]) {
+            err = iso__error_msg(ISO_ERR_INTERN, "sharing: receive slot %d gets no block", j);
+            goto fn_exit;
+        }
+    for (int m = 0; m < pl.s->nmsgs; m++)
+        maxn = pl.s->msgs[m].n > maxn ? pl.s->msgs[m].n : maxn;
+    pl.s->ntags = 2;
+    pl.s->struct_phases = 2;
+    pl.s->struct_max_entries = maxn;
+    iso__sched_stats(pl.s, &maxn, &pl.s->struct_msgs, &hops);
+    pl.s->struct_hops = (int)hops;
+    out->sched = pl.s;
+    out->msgsize = pl.msgsize;
+    pl.s = NULL;
+    pl.msgsize = NULL;
+fn_exit:
+    if (err != MPI_SUCCESS) {
+        free(out->arrived);
+        memset(out, 0, sizeof *out);
+    }
+    iso__sched_release(pl.s);
+    free(pl.msgsize);
+    free(pl.dest_pairs);
+    free(pl.src_pairs);
+    free(pl.filled);
+    free(pl.fwd);
+    free(own_sources);
+    pattern_free(&pl.P);
+    return err;
+}
