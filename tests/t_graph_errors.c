@@ -10,7 +10,8 @@
  * vocabulary for iso_sparse_algorithm (a word of Iso_*_crs or an unknown
  * one, from info or the environment, is ISO_ERR_ALGORITHM naming the
  * context); a NULL send buffer with nonzero counts under vpt
- * (MPI_ERR_BUFFER on every process, before any memory is touched).
+ * (MPI_ERR_BUFFER on every process, before any memory is touched).  The
+ * routed cases run again under sharing (message sharing).
  *
  * PER-ALGORITHM: no
  * NPROCS: 1 3 4
@@ -28,11 +29,15 @@ static int lib_class(int err)
     return (int)e;
 }
 
+/* The routing of the routed cases: "vpt" or "sharing" (the vpt keys are
+ * accepted under both). */
+static const char *routing = "vpt";
+
 static MPI_Info vpt_info(const char *key, const char *value)
 {
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "iso_sparse_algorithm", "vpt");
+    MPI_Info_set(info, "iso_sparse_algorithm", routing);
     MPI_Info_set(info, "iso_vpt_n", "2");
     if (key)
         MPI_Info_set(info, key, value);
@@ -45,7 +50,7 @@ static void arguments(MPI_Comm comm, int vpt)
     int sc[64], sd[64], rc[64], rd[64], buf[512], rbuf[512];
     MPI_Info info = vpt ? vpt_info(NULL, NULL) : MPI_INFO_NULL;
     Iso_request req = ISO_REQUEST_NULL;
-    const char *alg = vpt ? "vpt" : "direct";
+    const char *alg = vpt ? routing : "direct";
     for (int i = 0; i < 64; i++)
         sc[i] = rc[i] = 1, sd[i] = rd[i] = i;
     /* the same bad argument on every process (so nothing waits; the dense
@@ -198,7 +203,7 @@ static void vocabulary(const gpattern *g, MPI_Comm comm)
         e = Iso_neighbor_alltoall_init(x, 0, MPI_INT, y, 0, MPI_INT, comm, info, &req);
         CHECK_EQ_INT(lib_class(e), ISO_ERR_ALGORITHM, "info %s", words[k]);
         CHECK(says(e, crs ? "is an Iso_*_crs algorithm" : "is unknown",
-                   "on a distributed graph communicator: auto, direct, vpt"),
+                   "on a distributed graph communicator: auto, direct, vpt, sharing"),
               "info %s: the message names the context and its words", words[k]);
         MPI_Info_free(&info);
         /* the environment is read at a graph communicator's first call */
@@ -231,7 +236,7 @@ static void null_send(const gpattern *g, MPI_Comm comm)
     if (req != ISO_REQUEST_NULL)
         Iso_request_free(&req);
     MPI_Info_free(&info);
-    setenv("ISO_SPARSE_ALGORITHM", "vpt", 1);
+    setenv("ISO_SPARSE_ALGORITHM", routing, 1);
     setenv("ISO_VPT_N", "2", 1);
     fresh = gpattern_comm(g, MPI_INFO_NULL);
     MPI_Comm_set_errhandler(fresh, MPI_ERRORS_RETURN);
@@ -258,26 +263,32 @@ int main(int argc, char **argv)
     /* a correct call first: the library's state on comm is complete */
     g_case(&g, comm, FORM_A2AV, CALL_BLOCKING, MPI_INFO_NULL, 1, ocomm, NULL, "before");
     arguments(comm, 0);
-    arguments(comm, 1);
-    tap_result(MPI_COMM_WORLD, "argument errors, direct and vpt");
+    tap_result(MPI_COMM_WORLD, "argument errors, direct");
     infos(comm, p);
     tap_result(MPI_COMM_WORLD, "bad info values of _init calls");
     vocabulary(&g, comm);
     tap_result(MPI_COMM_WORLD, "iso_sparse_algorithm: words of Iso_*_crs and unknown words");
-    null_send(&g, comm);
-    tap_result(MPI_COMM_WORLD, "vpt: NULL send buffer is MPI_ERR_BUFFER everywhere");
-    one_bad(&g, comm);
-    tap_result(MPI_COMM_WORLD, "vpt: a bad argument on one process fails every process");
-    short_block(&g, comm);
-    not_vpt(comm);
-    tap_result(MPI_COMM_WORLD, "vpt: a short block fails its receiver only; vpt info errors");
-    {
-        MPI_Info info = vpt_info(NULL, NULL);
-        g_case(&g, comm, FORM_A2AV, CALL_PERSISTENT, info, 2, ocomm, NULL, "after");
-        g_case(&g, comm, FORM_A2AW, CALL_BLOCKING, MPI_INFO_NULL, 1, ocomm, NULL, "after");
-        MPI_Info_free(&info);
+    for (int k = 0; k < 2; k++) {
+        routing = k ? "sharing" : "vpt";
+        arguments(comm, 1);
+        tap_result(MPI_COMM_WORLD, "%s: argument errors", routing);
+        null_send(&g, comm);
+        tap_result(MPI_COMM_WORLD, "%s: NULL send buffer is MPI_ERR_BUFFER everywhere", routing);
+        one_bad(&g, comm);
+        tap_result(MPI_COMM_WORLD, "%s: a bad argument on one process fails every process",
+                   routing);
+        short_block(&g, comm);
+        not_vpt(comm);
+        tap_result(MPI_COMM_WORLD, "%s: a short block fails its receiver only; vpt info errors",
+                   routing);
+        {
+            MPI_Info info = vpt_info(NULL, NULL);
+            g_case(&g, comm, FORM_A2AV, CALL_PERSISTENT, info, 2, ocomm, NULL, "after");
+            g_case(&g, comm, FORM_A2AW, CALL_BLOCKING, MPI_INFO_NULL, 1, ocomm, NULL, "after");
+            MPI_Info_free(&info);
+        }
+        tap_result(MPI_COMM_WORLD, "%s: correct calls afterwards", routing);
     }
-    tap_result(MPI_COMM_WORLD, "correct calls afterwards");
     MPI_Comm_free(&comm);
     MPI_Comm_free(&ocomm);
     gpattern_free(&g);

@@ -1,4 +1,4 @@
-/* Iso_alltoall_crs and Iso_alltoallv_crs: every sparse algorithm (vpt with
+/* Iso_alltoall_crs and Iso_alltoallv_crs: every sparse algorithm (sharing; vpt with
  * its default shape, n = 2) on every pattern, on several pretend node layouts (ISO_NODE_MAP) and on a
  * subcommunicator.  The oracle: every process generates every process's
  * messages from a shared seed and computes what it must receive (sources
@@ -37,8 +37,8 @@
 static int rank, nprocs;
 
 static const char *const algs[] = {"personalized", "nbx", "rma", "locality-personalized",
-                                   "locality-nbx", "vpt", "auto"};
-enum { NALGS = 7 };
+                                   "locality-nbx", "vpt", "sharing", "auto"};
+enum { NALGS = 8 };
 static int is_locality(const char *a) { return strncmp(a, "locality", 8) == 0; }
 
 /* ---- inter-node messages, counted through the profiling interface ---------- */
@@ -551,7 +551,8 @@ int main(int argc, char **argv)
                 run_patterns(&x, algs[a], NPAT, 100);
                 /* at 5+ ranks (MPICH is slow there) the datatype paths once
                  * each: typed sends, packed puts, packed bundles */
-                if (nprocs <= 4 || a == 0 || !strcmp(algs[a], "rma") || a == 4)
+                if (nprocs <= 4 || a == 0 || !strcmp(algs[a], "rma") || a == 4 ||
+                    !strcmp(algs[a], "sharing"))
                     run_types(&x, algs[a], 200);
                 if (strcmp(algs[a], "rma"))
                     alltoallv_oracle(&x, algs[a], 300 + (unsigned)a);

@@ -401,11 +401,11 @@ static void vocabulary_errors(void)
     }
 }
 
-static void null_buffer(void)
+static void null_buffer(const char *alg)
 {
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "iso_sparse_algorithm", "vpt");
+    MPI_Info_set(info, "iso_sparse_algorithm", alg);
     MPI_Info_set(info, "iso_vpt_n", "2");
     for (int v = 0; v < 2; v++) {
         call_t c = good(v, MPI_COMM_WORLD, info);
@@ -413,10 +413,11 @@ static void null_buffer(void)
         c.sendvals = NULL;
         rc = call(&c);
         MPI_Error_class(rc, &cls);
-        CHECK_EQ_INT(cls, MPI_ERR_BUFFER, "Iso_alltoall%s_crs, vpt, NULL sendvals", v ? "v" : "");
+        CHECK_EQ_INT(cls, MPI_ERR_BUFFER, "Iso_alltoall%s_crs, %s, NULL sendvals", v ? "v" : "",
+                     alg);
         outputs_cleared(&c, "NULL sendvals");
         c = good(v, MPI_COMM_WORLD, info);
-        CHECK_EQ_INT(call(&c), MPI_SUCCESS, "a correct vpt call afterwards");
+        CHECK_EQ_INT(call(&c), MPI_SUCCESS, "a correct %s call afterwards", alg);
         free(out_src);
         free(out_vals);
         if (v) {
@@ -430,7 +431,7 @@ static void null_buffer(void)
 int main(int argc, char **argv)
 {
     static const char *const algs[] = {"personalized", "nbx", "rma", "locality-personalized",
-                                       "locality-nbx", "auto"};
+                                       "locality-nbx", "sharing", "auto"};
     MPI_Info on, off;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -463,8 +464,10 @@ int main(int argc, char **argv)
     tap_result(MPI_COMM_WORLD, "malformed ISO_NODE_MAP, ISO_SPARSE_ALGORITHM, iso_verify");
     vocabulary_errors();
     tap_result(MPI_COMM_WORLD, "iso_sparse_algorithm: a graph word or an unknown one");
-    null_buffer();
+    null_buffer("vpt");
     tap_result(MPI_COMM_WORLD, "vpt: NULL sendvals is MPI_ERR_BUFFER on every process");
+    null_buffer("sharing");
+    tap_result(MPI_COMM_WORLD, "sharing: NULL sendvals is MPI_ERR_BUFFER on every process");
 
     MPI_Info_free(&on);
     MPI_Info_free(&off);
