@@ -1,11 +1,12 @@
 /* spmv: row-parallel y = Ax with the x-vector exchange done by
  * MPI_Neighbor_alltoallv, Iso_neighbor_alltoallv_init with direct (the
  * paper's BL) and with vpt for n = 2 .. (store-and-forward over a virtual
- * process topology, Selvitopi & Aykanat SC'19), interleaved in one run;
- * prints the columns of the paper's table 2.
+ * process topology, Selvitopi & Aykanat SC'19) and with sharing (message
+ * sharing, Duymus 2021: a row "sharing", n=2 its stages, no model),
+ * interleaved in one run; prints the columns of the paper's table 2.
  *
  *   mpiexec -n K spmv [--matrix PATH[,PATH..]] [--partition rows|metis]
- *       [--reps N] [--iters I] [--variants mpi,direct,vpt] [--n LIST]
+ *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing] [--n LIST]
  *       [--dims a,b,..] [--header H] [--strict]
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
@@ -248,10 +249,11 @@ static void problem_free(problem *pb)
 }
 
 /* ---- variants ----------------------------------------------------------------- */
-enum { V_MPI, V_DIRECT, V_VPT };
+enum { V_MPI, V_DIRECT, V_VPT, V_SHARING };
+static const char *const kind_names[] = {"mpi", "direct", "vpt", "sharing"};
 
 typedef struct {
-    int kind, n, dims[ISO_VPT_MAXDIMS]; /* n, dims: vpt (direct: 1) */
+    int kind, n, dims[ISO_VPT_MAXDIMS]; /* n, dims: vpt (direct: 1; sharing: n its 2 stages) */
     char label[64], dimstr[64];
     MPI_Info info;
     Iso_request req;
@@ -374,20 +376,27 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
                 snprintf(v[nv].label, sizeof v[nv].label, "vpt n=%d", ns[i]);
                 nv++;
             }
+        } else if (!strcmp(t, "sharing")) {
+            v[nv] = (variant){.kind = V_SHARING, .n = 2};
+            snprintf(v[nv].label, sizeof v[nv].label, "sharing");
+            nv++;
         } else {
-            die_msg("--variants: mpi, direct, vpt");
+            die_msg("--variants: mpi, direct, vpt, sharing");
         }
     }
     free(l);
     for (int k = 0; k < nv; k++) {
         char val[16];
-        iso__vpt_model_dims_string(v[k].n, v[k].dims, v[k].dimstr, sizeof v[k].dimstr);
+        if (v[k].kind == V_SHARING) /* no VPT shape */
+            snprintf(v[k].dimstr, sizeof v[k].dimstr, "-");
+        else
+            iso__vpt_model_dims_string(v[k].n, v[k].dims, v[k].dimstr, sizeof v[k].dimstr);
         v[k].info = MPI_INFO_NULL;
         v[k].req = ISO_REQUEST_NULL;
         if (v[k].kind == V_MPI)
             continue;
         MPI_Info_create(&v[k].info);
-        MPI_Info_set(v[k].info, "iso_sparse_algorithm", v[k].kind == V_VPT ? "vpt" : "direct");
+        MPI_Info_set(v[k].info, "iso_sparse_algorithm", kind_names[v[k].kind]);
         if (v[k].kind == V_VPT) {
             if (dims_opt) {
                 MPI_Info_set(v[k].info, "iso_vpt_dims", v[k].dimstr);
@@ -469,7 +478,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
             if (rank == 0)
                 printf("variant=%s n=%d dims=%s SKIP (Iso_neighbor_alltoallv_init on a graph "
                        "communicator: %s)\n",
-                       v[k].kind == V_DIRECT ? "direct" : "vpt", v[k].n, v[k].dimstr, msg);
+                       kind_names[v[k].kind], v[k].n, v[k].dimstr, msg);
             if (v[k].req != ISO_REQUEST_NULL)
                 Iso_request_free(&v[k].req);
             continue;
@@ -489,8 +498,8 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         v[k].pass = allbad == 0;
         if (!v[k].pass && (v[k].kind != V_MPI || strict))
             failed = 1;
-        v[k].lib_buf = -1; /* the library's buffers of a vpt request (its statistics) */
-        if (v[k].kind == V_VPT) {
+        v[k].lib_buf = -1; /* the library's buffers of a routed request (its statistics) */
+        if (v[k].kind == V_VPT || v[k].kind == V_SHARING) {
             int nst, msg[ISO_VPT_MAXDIMS];
             long long b[ISO_VPT_MAXDIMS], fwd, buf;
             /* errors return: raised on the graph communicator */
@@ -499,7 +508,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                 v[k].lib_buf = buf;
         }
         v[k].have_model = 0;
-        if (rank == 0 && v[k].kind != V_MPI) {
+        if (rank == 0 && (v[k].kind == V_DIRECT || v[k].kind == V_VPT)) {
             long long h = v[k].kind == V_VPT ? header : 0;
             v[k].have_model = iso__vpt_model_csr(nprocs, v[k].n, v[k].dims, h, mptr, mdest,
                                                  mbytes, &v[k].model) == MPI_SUCCESS;
@@ -536,7 +545,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         v[k].mmax = most[0];
         v[k].mavg = (double)sum[0] / nprocs;
         v[k].vavg = (double)sum[1] / nprocs / (double)sizeof(double);
-        { /* BL: the original messages' buffers; vpt: those plus the library's */
+        { /* BL: the original messages' buffers; vpt, sharing: those plus the library's */
             long long buf = bl_buf + (v[k].lib_buf > 0 ? v[k].lib_buf : 0), most_buf;
             MPI_Allreduce(&buf, &most_buf, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
             v[k].buf_kb = (double)most_buf / 1024.0;
@@ -563,11 +572,11 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
             char nfield[96] = "";
             if (!v[k].ok)
                 continue;
-            if (v[k].kind != V_MPI) /* "n=" only for the library's direct (1) and vpt */
+            if (v[k].kind != V_MPI) /* "n=" only for the library's: direct (1), vpt, sharing (2) */
                 snprintf(nfield, sizeof nfield, " n=%d dims=%s", v[k].n, v[k].dimstr);
             printf("matrix=%s variant=%s%s mmax=%lld mavg=%.2f vavg=%.1f comm_us=%.1f "
                    "spmv_us=%.1f buffer_kb=%.1f %s\n",
-                   base, v[k].kind == V_MPI ? "mpi" : v[k].kind == V_DIRECT ? "direct" : "vpt",
+                   base, kind_names[v[k].kind],
                    nfield, v[k].mmax, v[k].mavg, v[k].vavg, median(v[k].tcomm, reps) * 1e6,
                    median(v[k].tspmv, reps) * 1e6, v[k].buf_kb, v[k].pass ? "PASS" : "FAIL");
         }
@@ -591,7 +600,7 @@ static void usage(void)
     if (rank == 0)
         fprintf(stderr,
                 "usage: spmv [--matrix PATH[,PATH..]] [--partition rows|metis] [--reps N] "
-                "[--iters I]\n            [--variants mpi,direct,vpt] [--n LIST] [--dims a,b,..] "
+                "[--iters I]\n            [--variants mpi,direct,vpt,sharing] [--n LIST] [--dims a,b,..] "
                 "[--header H] [--strict]\nMETIS: %s\n",
 #ifdef ISO_HAVE_METIS
                 "built in"
@@ -605,7 +614,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     const char *matrices = "tests/data/west0479.mtx", *nlist = NULL;
-    const char *dims_opt = NULL, *variants = "mpi,direct,vpt";
+    const char *dims_opt = NULL, *variants = "mpi,direct,vpt,sharing";
     int reps = 21, iters = 10, metis = 0, strict = 0, nv, failed = 0;
     long long header = 8; /* pack mode: one int64 size per submessage (DESIGN.md) */
     variant v[MAXV];
