@@ -512,8 +512,12 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *                   The user's send and receive buffers are not counted:
  *                   with them the peak is about 2x theirs (the paper's
  *                   bound; DESIGN.md, "Virtual process topology").
- * ISO_ERR_REQUEST if request is not a vpt request (direct ran: the
- * algorithm named by Iso_request_schedule_info); ISO_ERR_ARG for NULL
+ * A request of sharing (message sharing) answers the same way with its two
+ * stages: stage 0 the one message to its partner (blocks the partner
+ * forwards, plus its own for the partner), stage 1 one message per target;
+ * *forwarded the bytes of partners' blocks it passed on.
+ * ISO_ERR_REQUEST if request is not a vpt or sharing request (direct ran:
+ * the algorithm named by Iso_request_schedule_info); ISO_ERR_ARG for NULL
  * outputs. */
 ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
                                  long long bytes[], long long *forwarded,
