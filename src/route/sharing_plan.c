@@ -1,0 +1,631 @@
+/* Message sharing's planner (Duymus 2021, thesis chapters 4 and 5): which
+ * process sends each message of a process-to-process pattern to its target.
+ * Pure computation, no MPI calls; the same input gives the same plan on
+ * every process and in every other implementation that follows the rules
+ * written down here.
+ *
+ * THE MODEL.  Message e goes from its source s to its target t.  The plan
+ * gives it a sender: s itself, or a partner q that receives it from s
+ * (stage 1: one combined message s -> q per partner) and sends it to t
+ * combined with every other message it sends to t (stage 2).  So a message
+ * takes at most one forwarding hop, and nobody ever forwards to itself
+ * (a sender is never the message's target).
+ *
+ * THE LOAD of process p (the thesis's |SS(p)|, what mmax and mavg count) is
+ * the number of distinct processes p sends to:
+ *   |T(p) u Q(p)|,  T(p) = targets of the messages whose sender is p,
+ *                   Q(p) = partners q != p that send one of p's messages.
+ * A target and a partner that are the same process count once (the thesis:
+ * sharing with Pa costs Pb a message only "if Pa is not in SendSet(Pb)";
+ * the executor then sends p's own message to q with the stage-1 message).
+ * The overhead is the sum over p of |Q(p) \ T(p)|: partner messages that
+ * are no message to a target (table 6.4).  So the total of the loads is the
+ * number of distinct (sender, target) pairs plus the overhead.  Loads are
+ * kept exact through every move, so a share that costs a source a new
+ * partner is counted when it is made, not ignored as in the thesis.
+ *
+ * A MOVE of (x, t) to y: every message whose sender is x and target is t
+ * gets sender y (x stops sending to t; y sends to t, combining).
+ *
+ * PHASE I (chapter 4, algorithms 1-3).  Groups: processes paired in phase I,
+ * transitively (union-find).  Repeat:
+ *  1. Pmax = the process of largest load; ties: smallest rank.  Stop if
+ *     Pmax and its load are those of the previous iteration.
+ *  2. Pfriend = the process outside Pmax's group with the most common
+ *     targets in the INITIAL (static) send sets; ties: smallest rank.  Stop
+ *     if it has none in common.  (Excluding Pmax's own group is ours: the
+ *     static count would otherwise pick the same friend forever.)
+ *  3. C = the common initial targets t, ascending, with t in neither group
+ *     (nothing is shared back into a group), whose current senders x (of
+ *     Pmax's message) and y (of Pfriend's) differ, and where x = Pmax or
+ *     y = Pfriend.  alpha = |C| if load(Pmax) >= load(Pfriend) + |C|
+ *     (equal sharing impossible, 4.2.1), else (|C| + load(Pmax) -
+ *     load(Pfriend)) / 2 rounded down (4.2.2, equation 4.1).
+ *  4. Pass 1, t in C ascending, while fewer than alpha moved: if x = Pmax,
+ *     move (Pmax, t) to y -- Pfriend itself, or the member of its group
+ *     that now sends Pfriend's message (cases 2 and 4).
+ *     Pass 2, the rest of C ascending, at most |C| - alpha: if y = Pfriend,
+ *     move (Pfriend, t) to x (Pmax or a member of its group: case 3).
+ *  5. Merge the two groups.
+ * Every step merges two groups, so phase I ends after at most K-1 steps.
+ *
+ * PHASE II (chapter 5, algorithm 4).  Repeat:
+ *  1. Pmax as in phase I; Pmin = the process of smallest load other than
+ *     Pmax, ties smallest rank.  Stop if load(Pmax) <= average + 1 (the
+ *     average of the current loads), or if Pmax and its load are those of
+ *     the previous iteration.
+ *  2. alpha = (load(Pmax) - load(Pmin)) / 2 rounded down.
+ *  3. Pmax's initial targets t ascending, while fewer than alpha moved:
+ *     move (Pmax, t) to Pmin if Pmax sends exactly one message to t, its
+ *     own, t != Pmin, and t is no partner of Pmax (else Pmax would still
+ *     send to t: nothing gained).  Only own messages move in this phase: a
+ *     combined message moved on would take a second hop (the thesis moves
+ *     whole entries of SendSet'), and a message received in this phase is
+ *     never shared back (it is not the receiver's own).
+ *  4. Stop if nothing moved.
+ * Every move makes an own message forwarded, so phase II ends.
+ *
+ * COSTS.  Memory O(K + messages): the pattern's inverse lists, two hash
+ * maps ((sender, target) -> its messages; (source, partner) -> count), two
+ * indexed heaps of loads.  Time per phase-I step: the sum of the in-degrees
+ * of Pmax's targets (a sparse accumulator finds Pfriend) plus a merge of
+ * two lists; per move O(log K) per load that changes. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "route/route.h"
+
+/* ---- a hash map from (a, b), 0 <= a, b < K, to a slot index -------------------
+ * Open addressing, linear probing, at most half full (grows by doubling). */
+typedef struct {
+    long long *key; /* a * K + b, -1 empty */
+    int *val;
+    size_t mask, used;
+} pairmap;
+
+static int pairmap_init(pairmap *m, size_t n)
+{
+    size_t cap = 16;
+    while (cap < 2 * n + 16)
+        cap *= 2;
+    m->key = malloc(cap * sizeof *m->key);
+    m->val = malloc(cap * sizeof *m->val);
+    m->mask = cap - 1, m->used = 0;
+    if (m->key == NULL || m->val == NULL)
+        return MPI_ERR_NO_MEM;
+    for (size_t i = 0; i < cap; i++)
+        m->key[i] = -1;
+    return MPI_SUCCESS;
+}
+
+static void pairmap_free(pairmap *m)
+{
+    free(m->key);
+    free(m->val);
+}
+
+static size_t pairmap_find(const pairmap *m, long long k)
+{
+    uint64_t h = (uint64_t)k * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 24) & m->mask;
+    while (m->key[i] != -1 && m->key[i] != k)
+        i = (i + 1) & m->mask;
+    return i;
+}
+
+/* The slot of k, -1 if none. */
+static int pairmap_get(const pairmap *m, long long k)
+{
+    size_t i = pairmap_find(m, k);
+    return m->key[i] == -1 ? -1 : m->val[i];
+}
+
+/* Adds k -> v (k not there). */
+static int pairmap_put(pairmap *m, long long k, int v)
+{
+    if (2 * (m->used + 1) > m->mask + 1) {
+        pairmap old = *m;
+        if (pairmap_init(m, old.mask + 1) != MPI_SUCCESS) {
+            pairmap_free(m);
+            *m = old;
+            return MPI_ERR_NO_MEM;
+        }
+        for (size_t i = 0; i <= old.mask; i++)
+            if (old.key[i] != -1) {
+                size_t j = pairmap_find(m, old.key[i]);
+                m->key[j] = old.key[i], m->val[j] = old.val[i];
+            }
+        m->used = old.used;
+        pairmap_free(&old);
+    }
+    size_t i = pairmap_find(m, k);
+    m->key[i] = k, m->val[i] = v;
+    m->used++;
+    return MPI_SUCCESS;
+}
+
+/* ---- an indexed binary heap of processes by load ----------------------------
+ * sign +1: largest load first; -1: smallest first; ties smallest rank. */
+typedef struct {
+    int *h, *pos, n, sign;
+    const long long *load;
+} heap;
+
+static int heap_before(const heap *q, int a, int b)
+{
+    if (q->load[a] != q->load[b])
+        return q->sign > 0 ? q->load[a] > q->load[b] : q->load[a] < q->load[b];
+    return a < b;
+}
+
+static void heap_swap(heap *q, int i, int j)
+{
+    int a = q->h[i], b = q->h[j];
+    q->h[i] = b, q->h[j] = a;
+    q->pos[b] = i, q->pos[a] = j;
+}
+
+static void heap_down(heap *q, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, b = i;
+        if (l < q->n && heap_before(q, q->h[l], q->h[b]))
+            b = l;
+        if (r < q->n && heap_before(q, q->h[r], q->h[b]))
+            b = r;
+        if (b == i)
+            break;
+        heap_swap(q, i, b);
+        i = b;
+    }
+}
+
+/* Restores the order after p's load changed. */
+static void heap_fix(heap *q, int p)
+{
+    int i = q->pos[p];
+    while (i > 0 && heap_before(q, q->h[i], q->h[(i - 1) / 2])) {
+        heap_swap(q, i, (i - 1) / 2);
+        i = (i - 1) / 2;
+    }
+    heap_down(q, i);
+}
+
+static int heap_init(heap *q, int K, int sign, const long long *load)
+{
+    q->h = malloc((size_t)K * sizeof *q->h);
+    q->pos = malloc((size_t)K * sizeof *q->pos);
+    q->n = K, q->sign = sign, q->load = load;
+    if (q->h == NULL || q->pos == NULL)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < K; i++)
+        q->h[i] = i, q->pos[i] = i;
+    for (int i = K / 2 - 1; i >= 0; i--)
+        heap_down(q, i);
+    return MPI_SUCCESS;
+}
+
+static void heap_free(heap *q)
+{
+    free(q->h);
+    free(q->pos);
+}
+
+/* The second entry of the heap: the best process other than the top. */
+static int heap_second(const heap *q)
+{
+    if (q->n < 2)
+        return -1;
+    if (q->n == 2 || heap_before(q, q->h[1], q->h[2]))
+        return q->h[1];
+    return q->h[2];
+}
+
+/* ---- the planner's state ------------------------------------------------------ */
+typedef struct {
+    int K, err;
+    long long M, total; /* total: the sum of the loads */
+    const long long *start;
+    const int *tgt;
+    int *src;    /* [M] each message's source */
+    int *sender; /* [M] the answer */
+    int *next;   /* [M] the next message of the same (sender, target), -1 */
+    /* (sender, target) slots: the messages the sender sends to the target */
+    pairmap tmap;
+    int *thead, *ttail, *tcount, ntslot, captslot;
+    /* (source, partner) slots: how many of source's messages partner sends */
+    pairmap qmap;
+    int *qcount, nqslot, capqslot;
+    long long *load;
+    heap hmax, hmin;
+    int *group; /* union-find parent */
+} plan;
+
+static int tslot_count(const plan *P, int a, int b)
+{
+    int s = pairmap_get(&P->tmap, (long long)a * P->K + b);
+    return s < 0 ? 0 : P->tcount[s];
+}
+
+static int qslot_count(const plan *P, int a, int b)
+{
+    int s = pairmap_get(&P->qmap, (long long)a * P->K + b);
+    return s < 0 ? 0 : P->qcount[s];
+}
+
+static int grow(void *pp, int *cap, size_t size)
+{
+    void **p = pp;
+    int c = *cap < 16 ? 16 : 2 * *cap;
+    void *q = realloc(*p, (size_t)c * size);
+    if (q == NULL)
+        return MPI_ERR_NO_MEM;
+    *p = q;
+    return MPI_SUCCESS;
+}
+
+/* The slot of (a, b), made if new; -1 out of memory (P->err set). */
+static int tslot_get(plan *P, int a, int b)
+{
+    long long k = (long long)a * P->K + b;
+    int s = pairmap_get(&P->tmap, k);
+    if (s >= 0)
+        return s;
+    if (P->ntslot == P->captslot) {
+        int cap = P->captslot;
+        if (grow(&P->thead, &cap, sizeof(int)) || grow(&P->ttail, &cap, sizeof(int)) ||
+            grow(&P->tcount, &cap, sizeof(int))) {
+            P->err = MPI_ERR_NO_MEM;
+            return -1;
+        }
+        P->captslot = cap < 16 ? 16 : 2 * cap;
+    }
+    s = P->ntslot;
+    if (pairmap_put(&P->tmap, k, s)) {
+        P->err = MPI_ERR_NO_MEM;
+        return -1;
+    }
+    P->ntslot++;
+    P->thead[s] = P->ttail[s] = -1;
+    P->tcount[s] = 0;
+    return s;
+}
+
+static int qslot_get(plan *P, int a, int b)
+{
+    long long k = (long long)a * P->K + b;
+    int s = pairmap_get(&P->qmap, k);
+    if (s >= 0)
+        return s;
+    if (P->nqslot == P->capqslot) {
+        int cap = P->capqslot;
+        if (grow(&P->qcount, &cap, sizeof(int))) {
+            P->err = MPI_ERR_NO_MEM;
+            return -1;
+        }
+        P->capqslot = cap < 16 ? 16 : 2 * cap;
+    }
+    s = P->nqslot;
+    if (pairmap_put(&P->qmap, k, s)) {
+        P->err = MPI_ERR_NO_MEM;
+        return -1;
+    }
+    P->nqslot++;
+    P->qcount[s] = 0;
+    return s;
+}
+
+static void set_load(plan *P, int p, long long delta)
+{
+    P->load[p] += delta;
+    P->total += delta;
+    heap_fix(&P->hmax, p);
+    heap_fix(&P->hmin, p);
+}
+
+/* Partner q gains (+1) or loses (-1) one of source s's messages. */
+static void partner_add(plan *P, int s, int q, int d)
+{
+    if (s == q)
+        return;
+    int slot = qslot_get(P, s, q);
+    if (slot < 0)
+        return;
+    int *c = &P->qcount[slot];
+    int was = *c;
+    *c += d;
+    if ((was == 0) != (*c == 0) && tslot_count(P, s, q) == 0)
+        set_load(P, s, *c ? 1 : -1);
+}
+
+/* Moves (x, t) to y. */
+static void move(plan *P, int x, int t, int y)
+{
+    int to = tslot_get(P, y, t), from = tslot_get(P, x, t);
+    if (to < 0 || from < 0 || P->tcount[from] == 0)
+        return;
+    for (int e = P->thead[from]; e != -1; e = P->next[e]) {
+        P->sender[e] = y;
+        partner_add(P, P->src[e], x, -1);
+        partner_add(P, P->src[e], y, +1);
+    }
+    int n = P->tcount[from], had = P->tcount[to];
+    if (P->ttail[to] == -1)
+        P->thead[to] = P->thead[from];
+    else
+        P->next[P->ttail[to]] = P->thead[from];
+    P->ttail[to] = P->ttail[from];
+    P->tcount[to] += n;
+    P->thead[from] = P->ttail[from] = -1;
+    P->tcount[from] = 0;
+    if (qslot_count(P, x, t) == 0)
+        set_load(P, x, -1);
+    if (had == 0 && qslot_count(P, y, t) == 0)
+        set_load(P, y, +1);
+}
+
+static int find(int *g, int p)
+{
+    while (g[p] != p) {
+        g[p] = g[g[p]];
+        p = g[p];
+    }
+    return p;
+}
+
+/* ---- phase I ------------------------------------------------------------------ */
+static int phase1(plan *P)
+{
+    int K = P->K, rc = MPI_SUCCESS;
+    long long *istart = calloc((size_t)K + 1, sizeof *istart);
+    int *isrc = malloc((size_t)(P->M ? P->M : 1) * sizeof *isrc);
+    int *acc = calloc((size_t)K, sizeof *acc), *touched = malloc((size_t)K * sizeof *touched);
+    long long *fill = malloc((size_t)K * sizeof *fill);
+    if (istart == NULL || isrc == NULL || acc == NULL || touched == NULL || fill == NULL) {
+        rc = MPI_ERR_NO_MEM;
+        goto out;
+    }
+    /* inverse lists: the sources of each target, ascending */
+    for (long long e = 0; e < P->M; e++)
+        istart[P->tgt[e] + 1]++;
+    for (int t = 0; t < K; t++)
+        istart[t + 1] += istart[t];
+    memcpy(fill, istart, (size_t)K * sizeof *fill);
+    for (long long e = 0; e < P->M; e++)
+        isrc[fill[P->tgt[e]]++] = P->src[e];
+
+    int prev = -1;
+    long long prevload = -1;
+    for (;;) {
+        int pmax = P->hmax.h[0];
+        if (pmax == prev && P->load[pmax] == prevload)
+            break;
+        prev = pmax, prevload = P->load[pmax];
+        int gmax = find(P->group, pmax), ntouched = 0;
+        for (long long i = P->start[pmax]; i < P->start[pmax + 1]; i++) {
+            int t = P->tgt[i];
+            for (long long j = istart[t]; j < istart[t + 1]; j++) {
+                int q = isrc[j];
+                if (find(P->group, q) == gmax)
+                    continue;
+                if (acc[q]++ == 0)
+                    touched[ntouched++] = q;
+            }
+        }
+        int friend = -1;
+        for (int i = 0; i < ntouched; i++) {
+            int q = touched[i];
+            if (friend == -1 || acc[q] > acc[friend] || (acc[q] == acc[friend] && q < friend))
+                friend = q;
+        }
+        for (int i = 0; i < ntouched; i++)
+            acc[touched[i]] = 0;
+        if (friend == -1)
+            break;
+        int gfr = find(P->group, friend);
+        long long c = 0; /* |C| */
+        /* counted, then shared: pass 0 counts |C|, passes 1 and 2 move */
+        long long i = P->start[pmax], j = P->start[friend];
+        long long alpha = 0, share1 = 0, share2 = 0;
+        for (int pass = 0; pass < 3; pass++) {
+            i = P->start[pmax], j = P->start[friend];
+            while (i < P->start[pmax + 1] && j < P->start[friend + 1]) {
+                int a = P->tgt[i], b = P->tgt[j];
+                if (a < b) {
+                    i++;
+                    continue;
+                }
+                if (b < a) {
+                    j++;
+                    continue;
+                }
+                int t = a, x = P->sender[i], y = P->sender[j];
+                int gt = find(P->group, t);
+                if (gt != gmax && gt != gfr && x != y && (x == pmax || y == friend)) {
+                    if (pass == 0)
+                        c++;
+                    else if (pass == 1 && share1 < alpha && x == pmax) {
+                        move(P, pmax, t, y);
+                        share1++;
+                    } else if (pass == 2 && share2 < c - alpha && y == friend) {
+                        move(P, friend, t, x);
+                        share2++;
+                    }
+                }
+                i++, j++;
+            }
+            if (pass == 0) {
+                long long lm = P->load[pmax], lf = P->load[friend];
+                alpha = lm >= lf + c ? c : (c + lm - lf) / 2;
+                if (alpha < 0)
+                    alpha = 0;
+            }
+        }
+        P->group[gfr] = gmax;
+        if (P->err)
+            break;
+    }
+out:
+    if (rc == MPI_SUCCESS)
+        rc = P->err;
+    free(istart);
+    free(isrc);
+    free(acc);
+    free(touched);
+    free(fill);
+    return rc;
+}
+
+/* ---- phase II ----------------------------------------------------------------- */
+static void phase2(plan *P)
+{
+    int K = P->K, prev = -1;
+    long long prevload = -1;
+    for (;;) {
+        int pmax = P->hmax.h[0];
+        int pmin = P->hmin.h[0] == pmax ? heap_second(&P->hmin) : P->hmin.h[0];
+        if (pmin < 0 || (double)P->load[pmax] <= (double)P->total / K + 1.0)
+            break;
+        if (pmax == prev && P->load[pmax] == prevload)
+            break;
+        prev = pmax, prevload = P->load[pmax];
+        long long alpha = (P->load[pmax] - P->load[pmin]) / 2, moved = 0;
+        for (long long i = P->start[pmax]; i < P->start[pmax + 1] && moved < alpha; i++) {
+            int t = P->tgt[i];
+            if (t == pmin || P->sender[i] != pmax || tslot_count(P, pmax, t) != 1 ||
+                qslot_count(P, pmax, t) != 0)
+                continue;
+            move(P, pmax, t, pmin);
+            moved++;
+        }
+        if (moved == 0 || P->err)
+            break;
+    }
+}
+
+/* ---- the planner ---------------------------------------------------------------- */
+static int check_pattern(const iso_pattern *pat)
+{
+    if (pat == NULL || pat->K < 1 || pat->start == NULL || pat->start[0] != 0)
+        return MPI_ERR_ARG;
+    if (pat->start[pat->K] > 0 && pat->targets == NULL)
+        return MPI_ERR_ARG;
+    if (pat->start[pat->K] >= INT32_MAX) /* slots and list links are ints */
+        return MPI_ERR_ARG;
+    for (int p = 0; p < pat->K; p++) {
+        if (pat->start[p + 1] < pat->start[p])
+            return MPI_ERR_ARG;
+        for (long long e = pat->start[p]; e < pat->start[p + 1]; e++) {
+            int t = pat->targets[e];
+            if (t < 0 || t >= pat->K || t == p || (e > pat->start[p] && t <= pat->targets[e - 1]))
+                return MPI_ERR_ARG;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+static void plan_free(plan *P)
+{
+    free(P->src);
+    free(P->next);
+    pairmap_free(&P->tmap);
+    free(P->thead);
+    free(P->ttail);
+    free(P->tcount);
+    pairmap_free(&P->qmap);
+    free(P->qcount);
+    free(P->load);
+    heap_free(&P->hmax);
+    heap_free(&P->hmin);
+    free(P->group);
+}
+
+int iso__sharing_plan(const iso_pattern *pat, iso_sharing *out)
+{
+    if (out == NULL)
+        return MPI_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    int rc = check_pattern(pat);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int K = pat->K;
+    long long M = pat->start[K];
+    size_t m1 = (size_t)(M ? M : 1);
+    plan P;
+    memset(&P, 0, sizeof P);
+    P.K = K, P.M = M, P.start = pat->start, P.tgt = pat->targets;
+    P.src = malloc(m1 * sizeof *P.src);
+    P.sender = malloc(m1 * sizeof *P.sender);
+    P.next = malloc(m1 * sizeof *P.next);
+    P.load = calloc((size_t)K, sizeof *P.load);
+    P.group = malloc((size_t)K * sizeof *P.group);
+    if (P.src == NULL || P.sender == NULL || P.next == NULL || P.load == NULL ||
+        P.group == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K)) {
+        rc = MPI_ERR_NO_MEM;
+        goto fail;
+    }
+    /* initially every process sends its own messages: load = out-degree */
+    for (int p = 0; p < K; p++) {
+        P.group[p] = p;
+        P.load[p] = pat->start[p + 1] - pat->start[p];
+        P.total += P.load[p];
+        for (long long e = pat->start[p]; e < pat->start[p + 1]; e++) {
+            P.src[e] = P.sender[e] = p;
+            P.next[e] = -1;
+            int s = tslot_get(&P, p, pat->targets[e]);
+            if (s < 0) {
+                rc = P.err;
+                goto fail;
+            }
+            P.thead[s] = P.ttail[s] = (int)e;
+            P.tcount[s] = 1;
+        }
+    }
+    if ((rc = heap_init(&P.hmax, K, +1, P.load)) || (rc = heap_init(&P.hmin, K, -1, P.load)))
+        goto fail;
+    out->initial_mmax = P.load[P.hmax.h[0]];
+    out->initial_mavg = (double)P.total / K;
+    if ((rc = phase1(&P)) != MPI_SUCCESS)
+        goto fail;
+    out->phase1_mmax = P.load[P.hmax.h[0]];
+    phase2(&P);
+    if ((rc = P.err) != MPI_SUCCESS)
+        goto fail;
+    out->phase2_mmax = P.load[P.hmax.h[0]];
+    out->phase2_mavg = (double)P.total / K;
+    /* the overhead: partners that are no target of the source's own sends */
+    for (size_t i = 0; i <= P.qmap.mask; i++) {
+        long long k = P.qmap.key[i];
+        if (k != -1 && P.qcount[P.qmap.val[i]] > 0 && tslot_count(&P, (int)(k / K), (int)(k % K)) == 0)
+            out->overhead++;
+    }
+    out->volume_ratio = 1.0;
+    if (pat->bytes != NULL) {
+        double direct = 0, forwarded = 0;
+        for (long long e = 0; e < M; e++) {
+            direct += (double)pat->bytes[e];
+            if (P.sender[e] != P.src[e])
+                forwarded += (double)pat->bytes[e];
+        }
+        if (direct > 0)
+            out->volume_ratio = (direct + forwarded) / direct;
+    }
+    out->sender = P.sender;
+    P.sender = NULL;
+    plan_free(&P);
+    return MPI_SUCCESS;
+fail:
+    free(P.sender);
+    plan_free(&P);
+    return rc;
+}
+
+void iso__sharing_free(iso_sharing *s)
+{
+    if (s != NULL) {
+        free(s->sender);
+        s->sender = NULL;
+    }
+}
