@@ -34,7 +34,7 @@ static void expected(const gpattern *g, int msgs[2], long long bytes[2], long lo
     int *tg = malloc(sizeof(int) * ((size_t)g->first[p] + 1)), *src;
     long long *nb = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
     long long *by = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
-    int *partner = malloc(sizeof(int) * (size_t)p), *sent_to = calloc((size_t)p, sizeof(int));
+    int *sent0 = calloc((size_t)p, sizeof(int)), *sent_to = calloc((size_t)p, sizeof(int));
     iso_sharing sh = {0};
     /* the process-level pattern: distinct targets != source, ascending */
     for (int a = 0; a < p; a++) {
@@ -64,19 +64,20 @@ static void expected(const gpattern *g, int msgs[2], long long bytes[2], long lo
         CHECK(0, "the planner failed");
         goto out;
     }
-    for (int a = 0; a < p; a++)
-        partner[a] = -1;
-    for (long long e = 0; e < E; e++)
-        if (sh.sender[e] != src[e])
-            partner[src[e]] = sh.sender[e];
     for (long long e = 0; e < E; e++) {
-        int q = src[e], pq = partner[q], t = tg[e];
-        int stage0 = pq >= 0 && (sh.sender[e] == pq || t == pq);
-        if (q == me && stage0) {
-            msgs[0] = 1;
+        /* stage 0 goes to a partner: the sender if it is not the source,
+         * else the target if that is a partner (a sender of another of the
+         * source's messages) */
+        int q = src[e], t = tg[e], via = sh.sender[e] != q ? sh.sender[e] : -1;
+        for (long long f = start[q]; via < 0 && f < start[q + 1]; f++)
+            if (sh.sender[f] == t)
+                via = t;
+        if (q == me && via >= 0) {
+            if (!sent0[via]++)
+                msgs[0]++;
             bytes[0] += 8 * nb[e] + by[e];
         }
-        if (stage0 && t == pq)
+        if (via == t)
             continue; /* delivered at the partner */
         if (sh.sender[e] == me) {
             if (!sent_to[t]++)
@@ -93,7 +94,7 @@ out:
     free(nb);
     free(by);
     free(src);
-    free(partner);
+    free(sent0);
     free(sent_to);
 }
 

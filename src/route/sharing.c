@@ -21,12 +21,12 @@
  * sources, which the SDDE needs.
  *
  * The plan: two rounds (stages) of one schedule.
- *   Stage 0: a source q whose messages have a partner p (sender[e] = p for
- *   some e; at most one such p) sends p one combined message with the
- *   blocks of every message p forwards for it, and also its own message
- *   to p if p is one of its targets (so sharing adds a message only when
- *   p was not a target: the thesis's overhead message).  p delivers the
- *   blocks for itself at once.
+ *   Stage 0: a source q sends each of its partners p (the senders != q of
+ *   its messages; the planner may give a source several) one combined
+ *   message with the blocks of every message p forwards for it, and also
+ *   its own message to p if p is one of its targets (so sharing adds a
+ *   message only when p was not a target: the thesis's overhead message).
+ *   p delivers the blocks for itself at once.
  *   Stage 1: every process sends each target one combined message: its own
  *   blocks for that target (those not sent in stage 0) and those it
  *   forwards, entries ordered by source rank, then by edge ordinal.
@@ -53,7 +53,8 @@ typedef struct {
     long long *nblocks;   /* [E] blocks of message e */
     long long *bytes;     /* [E] bytes of message e */
     int *sender;          /* [E] the planner's */
-    int *partner;         /* [K] the partner of each source, -1 if it shares nothing */
+    long long *pstart;    /* [K + 1] the partners of source q: */
+    int *partners;        /* partners[pstart[q] .. pstart[q+1]), ascending */
 } pattern_t;
 
 /* Planning state of this process. */
@@ -78,22 +79,40 @@ static void pattern_free(pattern_t *P)
     free(P->nblocks);
     free(P->bytes);
     free(P->sender);
-    free(P->partner);
+    free(P->pstart);
+    free(P->partners);
     memset(P, 0, sizeof *P);
 }
 
-/* Does message e go to its source's partner in stage 0? */
-static int via_partner(const pattern_t *P, long long e)
+/* Is x a partner of source q? */
+static int is_partner(const pattern_t *P, int q, int x)
 {
-    int p = P->partner[P->src[e]];
-    return p >= 0 && (P->sender[e] == p || P->targets[e] == p);
+    long long lo = P->pstart[q], hi = P->pstart[q + 1];
+    while (lo < hi) {
+        long long mid = lo + (hi - lo) / 2;
+        if (P->partners[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < P->pstart[q + 1] && P->partners[lo] == x;
+}
+
+/* The partner message e goes to in stage 0, or -1: its sender if that is
+ * not its source, else its target if that is a partner of its source. */
+static int carrier(const pattern_t *P, long long e)
+{
+    int q = P->src[e];
+    if (P->sender[e] != q)
+        return P->sender[e];
+    return is_partner(P, q, P->targets[e]) ? P->targets[e] : -1;
 }
 
 /* Does message e travel in stage 1 (from sender[e])?  All but those whose
  * target is the partner they reached in stage 0. */
 static int in_stage1(const pattern_t *P, long long e)
 {
-    return !(via_partner(P, e) && P->targets[e] == P->partner[P->src[e]]);
+    return carrier(P, e) != P->targets[e];
 }
 
 /* ---- the pattern ------------------------------------------------------------- */
@@ -138,8 +157,8 @@ static int gather_pattern(plan_t *pl, MPI_Comm comm, const iso_args *a)
     cnt2 = malloc(sizeof(int) * ((size_t)P->K + 1));
     dsp2 = malloc(sizeof(int) * ((size_t)P->K + 1));
     P->start = malloc(sizeof(long long) * ((size_t)P->K + 1));
-    P->partner = malloc(sizeof(int) * ((size_t)P->K + 1));
-    if (!cnt || !dsp || !cnt2 || !dsp2 || !P->start || !P->partner) {
+    P->pstart = malloc(sizeof(long long) * ((size_t)P->K + 1));
+    if (!cnt || !dsp || !cnt2 || !dsp2 || !P->start || !P->pstart) {
         err = iso__error(ISO_ERR_NOMEM);
         goto fn_exit;
     }
@@ -196,12 +215,19 @@ fn_exit:
     return err;
 }
 
-/* The planner on the gathered pattern; each source's partner, checked
- * against the interface (sender = source or its one partner). */
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* The planner on the gathered pattern; each source's partners (its
+ * messages' senders other than itself), distinct and ascending. */
 static int run_planner(pattern_t *P)
 {
     iso_pattern pat = {P->K, P->start, P->targets, P->bytes};
     iso_sharing sh;
+    long long n = 0;
     int err;
     memset(&sh, 0, sizeof sh);
     if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS)
@@ -209,17 +235,29 @@ static int run_planner(pattern_t *P)
     P->sender = sh.sender;
     sh.sender = NULL;
     iso__sharing_free(&sh);
-    for (int q = 0; q < P->K; q++)
-        P->partner[q] = -1;
-    for (long long e = 0; e < P->E; e++) {
-        int q = P->src[e], s = P->sender[e];
-        if (s == q)
-            continue;
-        if (s < 0 || s >= P->K || (P->partner[q] >= 0 && P->partner[q] != s))
-            return iso__error_msg(ISO_ERR_INTERN, "sharing: the planner gave process %d more "
-                                                  "than one partner", q);
-        P->partner[q] = s;
+    if ((P->partners = malloc(sizeof(int) * ((size_t)P->E + 1))) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    for (int q = 0; q < P->K; q++) {
+        long long first = n;
+        P->pstart[q] = n;
+        for (long long e = P->start[q]; e < P->start[q + 1]; e++) {
+            int s = P->sender[e];
+            if (s < 0 || s >= P->K)
+                return iso__error_msg(ISO_ERR_INTERN, "sharing: the planner gave message %lld "
+                                                      "the sender %d", e, s);
+            if (s != q)
+                P->partners[n++] = s;
+        }
+        qsort(P->partners + first, (size_t)(n - first), sizeof(int), cmp_int);
+        { /* distinct */
+            long long kept = first;
+            for (long long i = first; i < n; i++)
+                if (i == first || P->partners[i] != P->partners[kept - 1])
+                    P->partners[kept++] = P->partners[i];
+            n = kept;
+        }
     }
+    P->pstart[P->K] = n;
     return MPI_SUCCESS;
 }
 
@@ -269,28 +307,33 @@ static int end_send(plan_t *pl, int m, int peer, int tag, size_t bytes)
     return err;
 }
 
-/* Round 0: this process's stage-0 message to its partner, those of the
- * processes it is the partner of, and its blocks to itself. */
+/* Round 0: this process's stage-0 message to each of its partners, those
+ * of the processes it is a partner of, and its blocks to itself. */
 static int round0(plan_t *pl)
 {
     pattern_t *P = &pl->P;
-    int me = P->me, p = P->partner[me], m = -1, err = MPI_SUCCESS;
-    size_t bytes = 0;
-    for (long long e = P->start[me]; p >= 0 && e < P->start[me + 1] && !err; e++)
-        if (via_partner(P, e)) {
-            bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
-            err = add_own_blocks(pl, e, &m);
-        }
-    if (!err && m >= 0)
-        err = end_send(pl, m, p, 0, bytes);
+    int me = P->me, m, err = MPI_SUCCESS;
+    size_t bytes;
+    for (long long i = P->pstart[me]; i < P->pstart[me + 1] && !err; i++) {
+        int p = P->partners[i];
+        m = -1;
+        bytes = 0;
+        for (long long e = P->start[me]; e < P->start[me + 1] && !err; e++)
+            if (carrier(P, e) == p) {
+                bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+                err = add_own_blocks(pl, e, &m);
+            }
+        if (!err && m >= 0)
+            err = end_send(pl, m, p, 0, bytes);
+    }
     for (int q = 0; q < P->K && !err; q++) {
         int entry = 0;
-        if (q == me || P->partner[q] != me)
+        if (q == me || !is_partner(P, q, me))
             continue;
         m = -1;
         bytes = 0;
         for (long long e = P->start[q]; e < P->start[q + 1] && !err; e++) {
-            if (!via_partner(P, e))
+            if (carrier(P, e) != me)
                 continue;
             bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
             for (long long k = 0; k < P->nblocks[e] && !err; k++)
@@ -304,7 +347,7 @@ static int round0(plan_t *pl)
         if ((err = iso__sched_add(pl->s, &recv)) || (err = note_size(pl, m, bytes)))
             break;
         for (long long e = P->start[q]; e < P->start[q + 1] && !err; e++)
-            if (via_partner(P, e) && P->targets[e] == me)
+            if (carrier(P, e) == me && P->targets[e] == me)
                 for (long long k = 0; k < P->nblocks[e] && !err; k++)
                     err = deliver(pl, q, k, (iso_piece){m, pl->fwd[e].index + (int)k});
     }
@@ -346,8 +389,7 @@ static int round1(plan_t *pl)
         return iso__error(ISO_ERR_NOMEM);
     /* sends: own messages and those of the processes this one is partner of */
     for (long long e = 0; e < P->E; e++)
-        if (in_stage1(P, e) && P->sender[e] == me &&
-            (P->src[e] == me || P->partner[P->src[e]] == me))
+        if (in_stage1(P, e) && P->sender[e] == me)
             list[n++] = (keyed){P->targets[e], P->src[e], e};
     qsort(list, (size_t)n, sizeof *list, cmp_keyed);
     for (long long i = 0; i < n && !err;) {
