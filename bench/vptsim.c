@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include "matrix.h"
 #include "vptmodel.h"
@@ -44,7 +46,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: vptsim --alltoall K [--n N | --dims a,b,..] [--bytes S] [--header H]\n"
             "       vptsim --matrix PATH[,PATH..] --K K[,K..] [--n N | --dims a,b,..]\n"
-            "              [--partition rows|metis] [--word W] [--header H]\n"
+            "              [--partition rows|metis] [--word W] [--header H] [--sharing]\n"
             "METIS: %s\n",
 #ifdef ISO_HAVE_METIS
             "built in"
@@ -134,10 +136,55 @@ static void run_alltoall(int K, const shapes *sh, long long bytes, long long hea
 typedef struct {
     double mmax_cut; /* direct's mmax / the best n's */
     int found;
+    int best_mmax;       /* the best n's */
+    double best_mavg;
+    iso_sharing sh;      /* --sharing: the planner's figures (sender freed) */
+    double plan_ms;      /* --sharing: the planner's time */
 } best_t;
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long maxrss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+/* Message sharing (Duymus 2021) on the pattern ptr/dest/bytes: the machine
+ * line and the figures for the table.  The planner's memory is its peak
+ * resident set growth (ru_maxrss after minus before: an upper bound only
+ * when it sets a new peak, so it runs before the VPT models). */
+static void run_sharing(const char *name, int K, const long long *ptr, const int *dest,
+                        const long long *bytes, best_t *res)
+{
+    iso_pattern pat = {K, ptr, dest, bytes};
+    long rss0 = maxrss_kb();
+    double t0 = now_ms();
+    int rc = iso__sharing_plan(&pat, &res->sh);
+    res->plan_ms = now_ms() - t0;
+    long rss1 = maxrss_kb();
+    if (rc != MPI_SUCCESS) {
+        fprintf(stderr, "vptsim: sharing planner failed (MPI error class %d)\n", rc);
+        exit(2);
+    }
+    iso__sharing_free(&res->sh);
+    printf("matrix=%s K=%d sharing initial_mmax=%lld phase1_mmax=%lld phase2_mmax=%lld "
+           "initial_mavg=%.2f phase2_mavg=%.2f overhead=%.2f volume_ratio=%.3f "
+           "phase1_mavg=%.2f messages=%lld plan_ms=%.1f plan_rss_kb=%ld\n",
+           name, K, res->sh.initial_mmax, res->sh.phase1_mmax, res->sh.phase2_mmax,
+           res->sh.initial_mavg, res->sh.phase2_mavg, (double)res->sh.overhead / K,
+           res->sh.volume_ratio, res->sh.phase1_mavg, ptr[K], res->plan_ms, rss1 - rss0);
+}
+
 static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_opt,
-                         const char *dims_opt, int metis, long long word, long long header)
+                         const char *dims_opt, int metis, long long word, long long header,
+                         int sharing)
 {
     int *part = xmalloc(sizeof(int) * ((size_t)mat->n + 1)), *dest, best = -1, direct_mmax = 0;
     long long *ptr, *bytes;
@@ -145,7 +192,8 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
     char err[512];
     mm_needs nd;
     shapes sh = make_shapes(K, n_opt, dims_opt);
-    best_t res = {0, 0};
+    best_t res;
+    memset(&res, 0, sizeof res);
     if (metis) {
         if (part_metis(mat, K, part, err, sizeof err)) {
             fprintf(stderr, "vptsim: %s: %s\n", name, err);
@@ -166,6 +214,8 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
            "%lld bytes per submessage; %lld messages, %lld words in direct\n",
            name, mat->rows, mat->cols, mat->nnz, K, metis ? "metis" : "rows", word, header,
            ptr[K], (long long)(nd.ptr[K]));
+    if (sharing)
+        run_sharing(name, K, ptr, dest, bytes, &res);
     for (int i = 0; i < sh.count; i++) {
         iso_vpt_model m;
         char shape[128];
@@ -184,9 +234,10 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
             direct_mmax = m.mmax;
         else if (m.volume_ratio <= 3.0 &&
                  (best < 0 || m.mmax < best || (m.mmax == best && m.volume_ratio < best_ratio)))
-            best = m.mmax, best_ratio = m.volume_ratio, res.found = n;
+            best = m.mmax, best_ratio = m.volume_ratio, res.found = n, res.best_mavg = m.mavg;
         iso__vpt_model_free(&m);
     }
+    res.best_mmax = best;
     if (direct_mmax > 0 && best > 0) {
         res.mmax_cut = (double)direct_mmax / best;
         printf("best matrix=%s K=%d n=%d mmax=%d direct_mmax=%d mmax_cut=%.1f volume_ratio=%.3f "
@@ -201,10 +252,14 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
 int main(int argc, char **argv)
 {
     const char *matrices = NULL, *dims_opt = NULL, *Ks = NULL;
-    int alltoall = 0, n_opt = 0, metis = 0;
+    int alltoall = 0, n_opt = 0, metis = 0, sharing = 0;
     long long bytes = 8, word = 8, header = DEFAULT_HEADER;
     for (int a = 1; a < argc; a++) {
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
+        if (!strcmp(argv[a], "--sharing")) {
+            sharing = 1;
+            continue;
+        }
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h") || v == NULL)
             usage();
         if (!strcmp(argv[a], "--alltoall"))
@@ -243,6 +298,11 @@ int main(int argc, char **argv)
         char *mlist = strdup(matrices), *ms = NULL;
         double log_cut[64] = {0};
         int nmat[64] = {0}, Kof[64] = {0}, nK = 0;
+        /* --sharing: the thesis's table 6.3, geometric means over the matrices
+         * (overhead: arithmetic, it is 0 for some); g[K][column] sums of logs */
+        enum { G_AVG0, G_AVG1, G_AVG2, G_MAX0, G_MAX1, G_MAX2, G_VOL, G_VPTMAX, G_VPTAVG, G_N };
+        static double g[64][G_N], ovh[64];
+        int gmat[64] = {0}, gvpt[64] = {0};
         for (char *path = strtok_r(mlist, ",", &ms); path; path = strtok_r(NULL, ",", &ms)) {
             const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
             char err[512], name[256], *klist = strdup(Ks), *ks = NULL;
@@ -263,8 +323,26 @@ int main(int argc, char **argv)
                     fprintf(stderr, "vptsim: --K %s: process counts >= 1\n", Ks);
                     return 2;
                 }
-                b = run_matrix(&mat, name, K, n_opt, dims_opt, metis, word, header);
+                b = run_matrix(&mat, name, K, n_opt, dims_opt, metis, word, header, sharing);
                 Kof[nK] = K;
+                if (sharing && b.sh.initial_mmax > 0) {
+                    double v[G_N] = {b.sh.initial_mavg, b.sh.phase1_mavg, b.sh.phase2_mavg,
+                                     (double)b.sh.initial_mmax, (double)b.sh.phase1_mmax,
+                                     (double)b.sh.phase2_mmax, b.sh.volume_ratio,
+                                     b.best_mmax, b.best_mavg};
+                    for (int c = 0; c < G_VPTMAX; c++)
+                        g[nK][c] += log(v[c]);
+                    if (b.found)
+                        g[nK][G_VPTMAX] += log(v[G_VPTMAX]), g[nK][G_VPTAVG] += log(v[G_VPTAVG]),
+                            gvpt[nK]++;
+                    ovh[nK] += (double)b.sh.overhead / K;
+                    gmat[nK]++;
+                    printf("table K=%d %-22s avg %8.2f %8.2f %8.2f  max %5lld %5lld %5lld  "
+                           "overhead %6.2f  volume %.3f  vpt n=%d max %d avg %.2f\n",
+                           K, name, v[0], v[1], v[2], b.sh.initial_mmax, b.sh.phase1_mmax,
+                           b.sh.phase2_mmax, (double)b.sh.overhead / K, v[G_VOL], b.found,
+                           b.best_mmax, b.best_mavg);
+                }
                 if (b.found)
                     log_cut[nK] += log(b.mmax_cut), nmat[nK]++;
             }
@@ -276,6 +354,26 @@ int main(int argc, char **argv)
                 printf("geomean K=%d matrices=%d mmax_cut=%.1f (best n per matrix, volume <= 3x "
                        "direct)\n",
                        Kof[i], nmat[i], exp(log_cut[i] / nmat[i]));
+        for (int i = 0; sharing && i < nK; i++)
+            if (gmat[i] > 0) {
+                double m = gmat[i];
+                printf("# table 6.3 style, K=%d, %d matrices, geometric means (overhead: "
+                       "arithmetic mean of the per-matrix means)\n",
+                       Kof[i], gmat[i]);
+                printf("geomean K=%d sharing        avg initial %.1f phase1 %.1f phase2 %.1f  "
+                       "max initial %.1f phase1 %.1f phase2 %.1f  cut %.0f%%  overhead %.2f  "
+                       "volume %.3f\n",
+                       Kof[i], exp(g[i][G_AVG0] / m), exp(g[i][G_AVG1] / m),
+                       exp(g[i][G_AVG2] / m), exp(g[i][G_MAX0] / m), exp(g[i][G_MAX1] / m),
+                       exp(g[i][G_MAX2] / m),
+                       100.0 * (1 - exp((g[i][G_MAX2] - g[i][G_MAX0]) / m)), ovh[i] / m,
+                       exp(g[i][G_VOL] / m));
+                if (gvpt[i] > 0)
+                    printf("geomean K=%d vpt_best       avg %.1f  max %.1f  (%d matrices; best n "
+                           "within 3x volume)\n",
+                           Kof[i], exp(g[i][G_VPTAVG] / gvpt[i]), exp(g[i][G_VPTMAX] / gvpt[i]),
+                           gvpt[i]);
+            }
         free(mlist);
     }
     return 0;

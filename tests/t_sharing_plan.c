@@ -1,5 +1,7 @@
 /* Message sharing's planner (src/route/sharing_plan.c, Duymus 2021) against
  * independent facts:
+ *   (the splits are checked on the plan after phase I alone:
+ *   iso__sharing_plan_phases(.., 1, ..); phase II may move them on)
  *   - figures 4.1-4.2: two processes with the same six targets share three
  *     messages each way and end with four messages each (three targets and
  *     the partner), as the thesis says ("the reduction ... is in fact two");
@@ -122,15 +124,19 @@ static void test_figure_4_1(void)
             a[p * K + t] = 1;
     pattern P;
     pattern_from_table(&P, K, a);
-    iso_sharing s;
-    int rc = iso__sharing_plan(&P.pat, &s);
+    iso_sharing s, full;
+    int rc = iso__sharing_plan_phases(&P.pat, 1, &s);
     CHECK_EQ_INT(rc, MPI_SUCCESS, "figure 4.1: planned");
+    CHECK_EQ_INT(iso__sharing_plan(&P.pat, &full), MPI_SUCCESS, "figure 4.1: planned fully");
+    CHECK(full.phase2_mmax <= 4 && full.phase1_mmax == 4, "figure 4.1: phases %lld %lld",
+          full.phase1_mmax, full.phase2_mmax);
+    iso__sharing_free(&full);
     if (rc == MPI_SUCCESS) {
         CHECK_EQ_INT(s.initial_mmax, 6, "figure 4.1: six messages each at first");
         CHECK_EQ_INT(s.phase1_mmax, 4, "figure 4.2: four messages each after sharing");
-        CHECK(s.phase2_mmax <= 4, "phase II makes it no worse (%lld)", s.phase2_mmax);
-        /* three each way (alpha = 3): phase II moves only own messages, so
-         * forwarded ones stay where phase I put them */
+        CHECK_EQ_INT(s.phase2_mmax, 4, "phase I only: the final figure is phase I's");
+        CHECK_EQ_INT(s.overhead, 2, "figure 4.2: one partner message each");
+        /* three each way (alpha = 3) */
         int shared01 = 0, shared10 = 0;
         for (long long e = 0; e < 12; e++) {
             int src = e < 6 ? 0 : 1;
@@ -164,14 +170,18 @@ static void test_100_80(int c, long long want0)
         a[1 * K + t] = 1;
     pattern P;
     pattern_from_table(&P, K, a);
-    iso_sharing s;
-    int rc = iso__sharing_plan(&P.pat, &s);
+    iso_sharing s, full;
+    int rc = iso__sharing_plan_phases(&P.pat, 1, &s);
     CHECK_EQ_INT(rc, MPI_SUCCESS, "planned");
+    CHECK_EQ_INT(iso__sharing_plan(&P.pat, &full), MPI_SUCCESS, "planned fully");
+    CHECK_EQ_INT(full.phase1_mmax, want0, "|C| = %d: phase I of the full plan", c);
+    CHECK(full.phase2_mmax <= full.phase1_mmax, "phase II no worse");
+    iso__sharing_free(&full);
     if (rc == MPI_SUCCESS) {
         CHECK_EQ_INT(s.initial_mmax, 100, "|SS(Pmax)| = 100 at first");
         CHECK_EQ_INT(s.phase1_mmax, want0, "|C| = %d: |SS(Pmax)|' after phase I", c);
-        /* the first step's split, read from sender[] of the common targets:
-         * phase II only ever moves P0's or P1's own messages elsewhere */
+        CHECK_EQ_INT(s.overhead, 0, "|C| = %d: P0 and P1 target each other: no overhead", c);
+        /* the first step's split, read from sender[] of the common targets */
         int p0_to_p1 = 0, p1_to_p0 = 0;
         for (long long e = P.start[0]; e < P.start[1]; e++)
             p0_to_p1 += P.targets[e] >= 2 && P.targets[e] < 2 + c && P.targets[e] != 1 &&
@@ -180,7 +190,6 @@ static void test_100_80(int c, long long want0)
             p1_to_p0 += P.targets[e] >= 2 && P.targets[e] < 2 + c && s.sender[e] == 0;
         CHECK_EQ_INT(p0_to_p1, c == 10 ? 10 : 30, "|C| = %d: messages Pmax shared with Pfriend", c);
         CHECK_EQ_INT(p1_to_p0, c == 10 ? 0 : 10, "|C| = %d: messages Pfriend shared with Pmax", c);
-        CHECK(s.phase2_mmax <= s.phase1_mmax, "phase II no worse");
         iso__sharing_free(&s);
     }
     pattern_free(&P);
@@ -246,6 +255,18 @@ static void test_random(void)
             CHECK(s.phase2_mmax <= s.phase1_mmax && s.phase1_mmax <= s.initial_mmax,
                   "K %d kind %d: mmax %lld -> %lld -> %lld", K, kind, s.initial_mmax,
                   s.phase1_mmax, s.phase2_mmax);
+            rc = iso__sharing_plan_phases(&P.pat, 1, &s2);
+            CHECK_EQ_INT(rc, MPI_SUCCESS, "K %d kind %d: phase I alone", K, kind);
+            if (rc == MPI_SUCCESS) {
+                figures f1 = recompute(&P.pat, &s2);
+                CHECK(s2.phase1_mmax == s.phase1_mmax && s2.phase2_mmax == f1.mmax &&
+                          s2.phase1_mmax == f1.mmax && s2.overhead == f1.overhead &&
+                          fabs(s2.phase1_mavg - s.phase1_mavg) < 1e-9 &&
+                          fabs(s2.phase1_mavg - (double)f1.total / K) < 1e-9,
+                      "K %d kind %d: phase I alone: mmax %lld/%lld, recomputed %lld", K, kind,
+                      s2.phase1_mmax, s.phase1_mmax, f1.mmax);
+                iso__sharing_free(&s2);
+            }
             rc = iso__sharing_plan(&P.pat, &s2);
             CHECK_EQ_INT(rc, MPI_SUCCESS, "K %d kind %d: planned again", K, kind);
             if (rc == MPI_SUCCESS) {

@@ -126,6 +126,7 @@ typedef struct {
     double initial_mavg, phase2_mavg;                 /* mean messages per process */
     long long overhead;           /* source -> partner messages that were not messages before */
     double volume_ratio;          /* bytes moved / bytes of direct (1 without bytes) */
+    double phase1_mavg;           /* mean messages per process after phase I */
 } iso_sharing;
 
 /* Plans message sharing for pat into *out (sender allocated here).
@@ -133,6 +134,9 @@ typedef struct {
  * planner also runs in tools without MPI_Init). */
 int iso__sharing_plan(const iso_pattern *pat, iso_sharing *out);
 void iso__sharing_free(iso_sharing *s);
+/* The same, stopped after phase `phases` (1: phase I only, the phase-II
+ * figures then equal phase I's; 2: both, as iso__sharing_plan): for tests. */
+int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *out);
 
 /* ---- the plan every routing produces (plan.c) ------------------------------------ */
 /* Which routing made a plan, and its shape: what processes must agree on

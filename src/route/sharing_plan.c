@@ -27,27 +27,30 @@
  * A MOVE of (x, t) to y: every message whose sender is x and target is t
  * gets sender y (x stops sending to t; y sends to t, combining).
  *
- * PHASE I (chapter 4, algorithms 1-3).  Groups: processes paired in phase I,
- * transitively (union-find).  Repeat:
+ * PHASE I (chapter 4, algorithms 1-3).  Repeat:
  *  1. Pmax = the process of largest load; ties: smallest rank.  Stop if
- *     Pmax and its load are those of the previous iteration.
- *  2. Pfriend = the process outside Pmax's group with the most common
- *     targets in the INITIAL (static) send sets; ties: smallest rank.  Stop
- *     if it has none in common.  (Excluding Pmax's own group is ours: the
- *     static count would otherwise pick the same friend forever.)
- *  3. C = the common initial targets t, ascending, with t in neither group
- *     (nothing is shared back into a group), whose current senders x (of
- *     Pmax's message) and y (of Pfriend's) differ, and where x = Pmax or
- *     y = Pfriend.  alpha = |C| if load(Pmax) >= load(Pfriend) + |C|
- *     (equal sharing impossible, 4.2.1), else (|C| + load(Pmax) -
- *     load(Pfriend)) / 2 rounded down (4.2.2, equation 4.1).
- *  4. Pass 1, t in C ascending, while fewer than alpha moved: if x = Pmax,
- *     move (Pmax, t) to y -- Pfriend itself, or the member of its group
- *     that now sends Pfriend's message (cases 2 and 4).
- *     Pass 2, the rest of C ascending, at most |C| - alpha: if y = Pfriend,
- *     move (Pfriend, t) to x (Pmax or a member of its group: case 3).
- *  5. Merge the two groups.
- * Every step merges two groups, so phase I ends after at most K-1 steps.
+ *     Pmax and its load are those of the previous iteration (algorithm 1).
+ *  2. Pfriend = the process not yet paired with Pmax (in this phase) with
+ *     the most common targets in the INITIAL (static) send sets; ties:
+ *     smallest rank.  Stop if there is none with a common target.  (Not
+ *     re-pairing a pair is ours: the static count would otherwise pick the
+ *     same friend for the same Pmax forever.)
+ *  3. Walk the two initial lists merged, common targets t ascending; x and
+ *     y are the current senders of Pmax's and Pfriend's messages to t.
+ *     Pmax can share t if x = Pmax and t is no partner of Pmax; Pfriend
+ *     can share t if y = Pfriend and t is no partner of Pfriend.  (A
+ *     partner still receives from the process, so sharing its message
+ *     gains nothing: this is the thesis's "no message is shared back into
+ *     its own group", stated per process.)  C = the t with x != y where
+ *     Pmax or Pfriend can share.  alpha = |C| if load(Pmax) >=
+ *     load(Pfriend) + |C| (equal sharing impossible, 4.2.1), else (|C| +
+ *     load(Pmax) - load(Pfriend)) / 2 rounded down (4.2.2, equation 4.1).
+ *  4. Pass 1, t in C ascending, at most alpha: if Pmax can share t, move
+ *     (Pmax, t) to y -- Pfriend itself, or the process that now sends
+ *     Pfriend's message (the thesis's cases 2 and 4: its group member).
+ *     Pass 2, t in C ascending, at most |C| - alpha: if Pfriend can share
+ *     t (still), move (Pfriend, t) to x (Pmax, or the process that sends
+ *     Pmax's message: case 3).
  *
  * PHASE II (chapter 5, algorithm 4).  Repeat:
  *  1. Pmax as in phase I; Pmin = the process of smallest load other than
@@ -56,18 +59,20 @@
  *     the previous iteration.
  *  2. alpha = (load(Pmax) - load(Pmin)) / 2 rounded down.
  *  3. Pmax's initial targets t ascending, while fewer than alpha moved:
- *     move (Pmax, t) to Pmin if Pmax sends exactly one message to t, its
- *     own, t != Pmin, and t is no partner of Pmax (else Pmax would still
- *     send to t: nothing gained).  Only own messages move in this phase: a
- *     combined message moved on would take a second hop (the thesis moves
- *     whole entries of SendSet'), and a message received in this phase is
- *     never shared back (it is not the receiver's own).
+ *     move (Pmax, t) to Pmin -- ALL the messages Pmax sends to t, its own
+ *     and those it forwards (the thesis shares the entry of SendSet') --
+ *     if t != Pmin, t is no partner of Pmax, no message of (Pmax, t) was
+ *     moved in this phase before (never share back what was received),
+ *     and no source of them other than Pmax and Pmin that gets Pmin as a
+ *     new partner would reach load(Pmax) by it.  The sources of forwarded
+ *     messages then send them to Pmin directly: still one hop, and their
+ *     new partner message is counted (the thesis counts neither).
  *  4. Stop if nothing moved.
- * Every move makes an own message forwarded, so phase II ends.
+ * A message moves at most once in phase II, so phase II ends.
  *
- * COSTS.  Memory O(K + messages): the pattern's inverse lists, two hash
- * maps ((sender, target) -> its messages; (source, partner) -> count), two
- * indexed heaps of loads.  Time per phase-I step: the sum of the in-degrees
+ * COSTS.  Memory O(K + messages + pairs made): the pattern's inverse lists,
+ * hash maps ((sender, target) -> its messages; (source, partner) -> count;
+ * the pairs of phase I), two indexed heaps of loads.  Time per phase-I step: the sum of the in-degrees
  * of Pmax's targets (a sparse accumulator finds Pfriend) plus a merge of
  * two lists; per move O(log K) per load that changes. */
 #include <mpi.h>
@@ -240,7 +245,8 @@ typedef struct {
     int *qcount, nqslot, capqslot;
     long long *load;
     heap hmax, hmin;
-    int *group; /* union-find parent */
+    pairmap pairs;  /* (a, b), a < b: paired in phase I */
+    unsigned char *moved2; /* [M] moved in phase II */
 } plan;
 
 static int tslot_count(const plan *P, int a, int b)
@@ -366,13 +372,16 @@ static void move(plan *P, int x, int t, int y)
         set_load(P, y, +1);
 }
 
-static int find(int *g, int p)
+static int paired(const plan *P, int a, int b)
 {
-    while (g[p] != p) {
-        g[p] = g[g[p]];
-        p = g[p];
-    }
-    return p;
+    return pairmap_get(&P->pairs, a < b ? (long long)a * P->K + b : (long long)b * P->K + a) >= 0;
+}
+
+static int pair_add(plan *P, int a, int b)
+{
+    if (pairmap_put(&P->pairs, a < b ? (long long)a * P->K + b : (long long)b * P->K + a, 0))
+        P->err = MPI_ERR_NO_MEM;
+    return P->err;
 }
 
 /* ---- phase I ------------------------------------------------------------------ */
@@ -403,12 +412,12 @@ static int phase1(plan *P)
         if (pmax == prev && P->load[pmax] == prevload)
             break;
         prev = pmax, prevload = P->load[pmax];
-        int gmax = find(P->group, pmax), ntouched = 0;
+        int ntouched = 0;
         for (long long i = P->start[pmax]; i < P->start[pmax + 1]; i++) {
             int t = P->tgt[i];
             for (long long j = istart[t]; j < istart[t + 1]; j++) {
                 int q = isrc[j];
-                if (find(P->group, q) == gmax)
+                if (q == pmax)
                     continue;
                 if (acc[q]++ == 0)
                     touched[ntouched++] = q;
@@ -417,6 +426,8 @@ static int phase1(plan *P)
         int friend = -1;
         for (int i = 0; i < ntouched; i++) {
             int q = touched[i];
+            if (paired(P, pmax, q))
+                continue;
             if (friend == -1 || acc[q] > acc[friend] || (acc[q] == acc[friend] && q < friend))
                 friend = q;
         }
@@ -424,13 +435,12 @@ static int phase1(plan *P)
             acc[touched[i]] = 0;
         if (friend == -1)
             break;
-        int gfr = find(P->group, friend);
-        long long c = 0; /* |C| */
-        /* counted, then shared: pass 0 counts |C|, passes 1 and 2 move */
-        long long i = P->start[pmax], j = P->start[friend];
-        long long alpha = 0, share1 = 0, share2 = 0;
+        if (pair_add(P, pmax, friend))
+            break;
+        /* pass 0 counts |C|, pass 1 shares Pmax's side, pass 2 Pfriend's */
+        long long c = 0, alpha = 0, share1 = 0, share2 = 0;
         for (int pass = 0; pass < 3; pass++) {
-            i = P->start[pmax], j = P->start[friend];
+            long long i = P->start[pmax], j = P->start[friend];
             while (i < P->start[pmax + 1] && j < P->start[friend + 1]) {
                 int a = P->tgt[i], b = P->tgt[j];
                 if (a < b) {
@@ -442,14 +452,15 @@ static int phase1(plan *P)
                     continue;
                 }
                 int t = a, x = P->sender[i], y = P->sender[j];
-                int gt = find(P->group, t);
-                if (gt != gmax && gt != gfr && x != y && (x == pmax || y == friend)) {
+                int max_can = x == pmax && qslot_count(P, pmax, t) == 0;
+                int friend_can = y == friend && qslot_count(P, friend, t) == 0;
+                if (x != y && (max_can || friend_can)) {
                     if (pass == 0)
                         c++;
-                    else if (pass == 1 && share1 < alpha && x == pmax) {
+                    else if (pass == 1 && share1 < alpha && max_can) {
                         move(P, pmax, t, y);
                         share1++;
-                    } else if (pass == 2 && share2 < c - alpha && y == friend) {
+                    } else if (pass == 2 && share2 < c - alpha && friend_can) {
                         move(P, friend, t, x);
                         share2++;
                     }
@@ -463,7 +474,6 @@ static int phase1(plan *P)
                     alpha = 0;
             }
         }
-        P->group[gfr] = gmax;
         if (P->err)
             break;
     }
@@ -479,6 +489,25 @@ out:
 }
 
 /* ---- phase II ----------------------------------------------------------------- */
+/* May (pmax, t) move to pmin?  Pmax sends to t, no message of it was
+ * received in this phase, and no source of its messages other than Pmax
+ * would reach lmax - 1 by the new partner pmin. */
+static int shareable2(const plan *P, int pmax, int t, int pmin, long long lmax)
+{
+    int slot = pairmap_get(&P->tmap, (long long)pmax * P->K + t);
+    if (slot < 0 || P->tcount[slot] == 0)
+        return 0;
+    for (int e = P->thead[slot]; e != -1; e = P->next[e]) {
+        int s = P->src[e];
+        if (P->moved2[e])
+            return 0;
+        if (s != pmax && s != pmin && qslot_count(P, s, pmin) == 0 &&
+            tslot_count(P, s, pmin) == 0 && P->load[s] + 1 >= lmax)
+            return 0;
+    }
+    return 1;
+}
+
 static void phase2(plan *P)
 {
     int K = P->K, prev = -1;
@@ -491,12 +520,14 @@ static void phase2(plan *P)
         if (pmax == prev && P->load[pmax] == prevload)
             break;
         prev = pmax, prevload = P->load[pmax];
-        long long alpha = (P->load[pmax] - P->load[pmin]) / 2, moved = 0;
+        long long lmax = P->load[pmax], alpha = (lmax - P->load[pmin]) / 2, moved = 0;
         for (long long i = P->start[pmax]; i < P->start[pmax + 1] && moved < alpha; i++) {
             int t = P->tgt[i];
-            if (t == pmin || P->sender[i] != pmax || tslot_count(P, pmax, t) != 1 ||
-                qslot_count(P, pmax, t) != 0)
+            if (t == pmin || qslot_count(P, pmax, t) != 0 || !shareable2(P, pmax, t, pmin, lmax))
                 continue;
+            int slot = pairmap_get(&P->tmap, (long long)pmax * K + t);
+            for (int e = P->thead[slot]; e != -1; e = P->next[e])
+                P->moved2[e] = 1;
             move(P, pmax, t, pmin);
             moved++;
         }
@@ -539,10 +570,16 @@ static void plan_free(plan *P)
     free(P->load);
     heap_free(&P->hmax);
     heap_free(&P->hmin);
-    free(P->group);
+    pairmap_free(&P->pairs);
+    free(P->moved2);
 }
 
 int iso__sharing_plan(const iso_pattern *pat, iso_sharing *out)
+{
+    return iso__sharing_plan_phases(pat, 2, out);
+}
+
+int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *out)
 {
     if (out == NULL)
         return MPI_ERR_ARG;
@@ -560,15 +597,15 @@ int iso__sharing_plan(const iso_pattern *pat, iso_sharing *out)
     P.sender = malloc(m1 * sizeof *P.sender);
     P.next = malloc(m1 * sizeof *P.next);
     P.load = calloc((size_t)K, sizeof *P.load);
-    P.group = malloc((size_t)K * sizeof *P.group);
+    P.moved2 = calloc(m1, 1);
     if (P.src == NULL || P.sender == NULL || P.next == NULL || P.load == NULL ||
-        P.group == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K)) {
+        P.moved2 == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K) ||
+        pairmap_init(&P.pairs, (size_t)K)) {
         rc = MPI_ERR_NO_MEM;
         goto fail;
     }
     /* initially every process sends its own messages: load = out-degree */
     for (int p = 0; p < K; p++) {
-        P.group[p] = p;
         P.load[p] = pat->start[p + 1] - pat->start[p];
         P.total += P.load[p];
         for (long long e = pat->start[p]; e < pat->start[p + 1]; e++) {
@@ -590,7 +627,9 @@ int iso__sharing_plan(const iso_pattern *pat, iso_sharing *out)
     if ((rc = phase1(&P)) != MPI_SUCCESS)
         goto fail;
     out->phase1_mmax = P.load[P.hmax.h[0]];
-    phase2(&P);
+    out->phase1_mavg = (double)P.total / K;
+    if (phases >= 2)
+        phase2(&P);
     if ((rc = P.err) != MPI_SUCCESS)
         goto fail;
     out->phase2_mmax = P.load[P.hmax.h[0]];
