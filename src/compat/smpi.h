@@ -68,6 +68,12 @@
  *                          predefined handlers: MPI_ERRORS_RETURN returns,
  *                          MPI_ERRORS_ARE_FATAL prints the code's string
  *                          and aborts, a user's handler is SMPI's to call.
+ *   MPI_Finalize, MPI_Comm_set_attr
+ *                          SMPI deletes MPI_COMM_SELF's attributes after it
+ *                          has marked the process finalized, so that their
+ *                          callbacks cannot call MPI: the keyvals set on
+ *                          MPI_COMM_SELF are recorded and their attributes
+ *                          deleted (last set first) before PMPI_Finalize.
  *   MPI_Type_contiguous, _vector, _create_hvector, _indexed, _create_hindexed,
  *   _create_indexed_block, _create_hindexed_block, _create_struct,
  *   _create_resized, _dup, _free and the queries _size(_x),
@@ -135,6 +141,8 @@ ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
 ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
 ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
 ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+ISO_SMPI_API int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value);
+ISO_SMPI_API int iso_smpi_Finalize(void);
 
 /* Derived datatypes (smpi_types.c says why): every constructor makes a
  * type SMPI moves correctly, and these queries answer from its type map. */
@@ -225,5 +233,9 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Error_class iso_smpi_Error_class
 #define MPI_Error_string iso_smpi_Error_string
 #define MPI_Comm_call_errhandler iso_smpi_Comm_call_errhandler
+#undef MPI_Comm_set_attr
+#define MPI_Comm_set_attr iso_smpi_Comm_set_attr
+#undef MPI_Finalize
+#define MPI_Finalize iso_smpi_Finalize
 
 #endif
