@@ -15,34 +15,10 @@
 #include <string.h>
 
 #include "bench.h"
+#include "neighborhood.h"
 
 static const char *const colls[] = {"alltoall", "allgather", "reduce", "scatter_reduce"};
 static const char *const algs[] = {"dimwise", "bruck", "auto"};
-
-/* s distinct offsets in [-r, r]^3 from a fixed seed. */
-static int *offsets(int s, int *r_out)
-{
-    int r = (int)ceil(cbrt(2.0 * s) / 2.0) + 1, side = 2 * r + 1;
-    char *used = calloc((size_t)side * side * side, 1);
-    int *off = malloc(sizeof(int) * 3 * (size_t)s);
-    unsigned x = 12345u;
-    for (int n = 0; n < s;) {
-        int c[3];
-        size_t key = 0;
-        for (int j = 0; j < 3; j++) {
-            x = x * 1103515245u + 12345u;
-            c[j] = (int)((x >> 8) % (unsigned)side) - r;
-            key = key * (size_t)side + (size_t)(c[j] + r);
-        }
-        if (used[key])
-            continue;
-        used[key] = 1;
-        memcpy(off + 3 * (size_t)n++, c, sizeof c);
-    }
-    free(used);
-    *r_out = r;
-    return off;
-}
 
 int main(int argc, char **argv)
 {
@@ -56,7 +32,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < n; k++) {
         int s = argc > 1 ? atoi(argv[k + 1]) : dflt[k], r, rounds, msgs;
         long long hops;
-        int *off = offsets(s, &r);
+        int *off = nbh_random_offsets(s, &r);
         for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
             printf("%8d %4d %-15s", s, r, colls[c]);
             for (size_t a = 0; a < sizeof algs / sizeof algs[0]; a++) {

@@ -1,11 +1,13 @@
 /* The paper's generalized neighborhoods (EuroMPI'15, section 7), shared by
- * the benchmark programs (bench/isobench.c, bench/isosetup.c): offsets of
+ * the benchmark programs (bench/isobench.c, bench/isosetup.c, and the huge
+ * random ones of bench/isobuild.c, bench/isohuge.c): offsets of
  * Moore (Chebyshev) or von Neumann (Manhattan) norm between an inner and an
  * outer radius, in row-major, column-major or one random order, and the
  * ranks at those offsets computed from the Cartesian topology alone
  * (independently of the library).  Header only. */
 #ifndef ISO_BENCH_NEIGHBORHOOD_H
 #define ISO_BENCH_NEIGHBORHOOD_H
+#include <math.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +75,34 @@ static inline void shuffle_offsets(int *off, int s, int d)
         memcpy(off + (size_t)i * d, off + (size_t)r * d, sizeof(int) * (size_t)d);
         memcpy(off + (size_t)r * d, tmp, sizeof(int) * (size_t)d);
     }
+}
+
+/* s distinct random offsets in [-R, R]^3 from a fixed seed (the same on
+ * every process), R so that they fill about half the cube: the huge
+ * neighborhoods of bench/isobuild.c and bench/isohuge.c.  *r_out = R. */
+static inline int *nbh_random_offsets(int s, int *r_out)
+{
+    int r = (int)ceil(cbrt(2.0 * s) / 2.0) + 1, side = 2 * r + 1;
+    char *used = nbh_malloc((size_t)side * side * side);
+    int *off = nbh_malloc(sizeof(int) * 3 * (size_t)s);
+    unsigned x = 12345u;
+    memset(used, 0, (size_t)side * side * side);
+    for (int n = 0; n < s;) {
+        int c[3];
+        size_t key = 0;
+        for (int j = 0; j < 3; j++) {
+            x = x * 1103515245u + 12345u;
+            c[j] = (int)((x >> 8) % (unsigned)side) - r;
+            key = key * (size_t)side + (size_t)(c[j] + r);
+        }
+        if (used[key])
+            continue;
+        used[key] = 1;
+        memcpy(off + 3 * (size_t)n++, c, sizeof c);
+    }
+    free(used);
+    *r_out = r;
+    return off;
 }
 
 /* Non-zero if a fully given process grid does not have nprocs processes

@@ -411,7 +411,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
 
 /* ---------------------------------------------------------------------- */
 /* Irregular collectives on distributed graph communicators (src/coll/graph.c,
- * src/coll/vpt.c; DESIGN.md, "Virtual process topology").
+ * src/coll/graph_route.c, src/route/; DESIGN.md, "The routing layer",
+ * "Virtual process topology").
  *
  * Iso_neighbor_alltoall, Iso_neighbor_alltoallv, Iso_neighbor_alltoallw, their
  * Iso_ineighbor_* and *_init forms also accept a communicator made by

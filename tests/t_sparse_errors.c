@@ -270,6 +270,14 @@ static void spread_errors(MPI_Comm comm, MPI_Info info)
     MPI_Info_set(info, "iso_sparse_algorithm", rank == last ? "nbx" : "personalized");
     if (nprocs > 1)
         expect_err(call(&c), ISO_ERR_ALGORITHM, "algorithms differ between processes");
+    /* vpt everywhere, but VPT shapes that differ (one process direct, T_1):
+     * without the check the others would wait for it in the VPT's plan */
+    c = good(0, comm, info);
+    MPI_Info_set(info, "iso_sparse_algorithm", "vpt");
+    MPI_Info_set(info, "iso_vpt_n", rank == last ? "1" : "2");
+    if (nprocs > 1)
+        expect_err(call(&c), ISO_ERR_ALGORITHM, "VPT shapes differ between processes");
+    MPI_Info_delete(info, "iso_vpt_n");
     MPI_Info_delete(info, "iso_sparse_algorithm");
     c = good(0, comm, info);
     rc = call(&c);

@@ -794,3 +794,38 @@ int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode)
     }
     return PMPI_Comm_call_errhandler(comm, errorcode);
 }
+
+/* ---- MPI_Finalize ----------------------------------------------------------
+ * MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
+ * whole, so that their delete callbacks may call MPI (the library's
+ * finalizers run from one, core/finalize.c).  SMPI 3.32 deletes them after
+ * it has marked the process finalized: every MPI call in a callback then
+ * fails ("MPI_Init was not called"), fatally.  So the keyvals set on
+ * MPI_COMM_SELF are recorded, and their attributes deleted here, the last
+ * set first, before SMPI's MPI_Finalize. */
+#define SELF_KEYVALS_MAX 64
+static int self_keyvals[SELF_KEYVALS_MAX];
+static int nself_keyvals;
+
+int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
+{
+    int err = PMPI_Comm_set_attr(comm, keyval, value), known = 0;
+    if (err != MPI_SUCCESS || comm != MPI_COMM_SELF)
+        return err;
+    for (int i = 0; i < nself_keyvals; i++)
+        known |= self_keyvals[i] == keyval;
+    if (!known && nself_keyvals < SELF_KEYVALS_MAX)
+        self_keyvals[nself_keyvals++] = keyval;
+    return err;
+}
+
+int iso_smpi_Finalize(void)
+{
+    while (nself_keyvals > 0) {
+        int keyval = self_keyvals[--nself_keyvals], flag = 0;
+        void *value;
+        if (PMPI_Comm_get_attr(MPI_COMM_SELF, keyval, &value, &flag) == MPI_SUCCESS && flag)
+            PMPI_Comm_delete_attr(MPI_COMM_SELF, keyval);
+    }
+    return PMPI_Finalize();
+}

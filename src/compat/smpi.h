@@ -68,6 +68,19 @@
  *                          predefined handlers: MPI_ERRORS_RETURN returns,
  *                          MPI_ERRORS_ARE_FATAL prints the code's string
  *                          and aborts, a user's handler is SMPI's to call.
+ *   MPI_Finalize, MPI_Comm_set_attr
+ *                          SMPI deletes MPI_COMM_SELF's attributes after it
+ *                          has marked the process finalized, so that their
+ *                          callbacks cannot call MPI: the keyvals set on
+ *                          MPI_COMM_SELF are recorded and their attributes
+ *                          deleted (last set first) before PMPI_Finalize.
+ *   MPI_Type_contiguous, _vector, _create_hvector, _indexed, _create_hindexed,
+ *   _create_indexed_block, _create_hindexed_block, _create_struct,
+ *   _create_resized, _dup, _free and the queries _size(_x),
+ *   _get_extent(_x), _get_true_extent(_x), _get_envelope
+ *                          SMPI 3.32 moves count > 1 of most derived types
+ *                          wrongly: every type is made as a flattened
+ *                          struct SMPI walks right (smpi_types.c).
  * Not covered (none is used here): the nonblocking and persistent
  * neighborhood collectives, MPI_Neighbor_allgatherv, MPI_Graph_*. */
 #ifndef ISO_COMPAT_SMPI_H
@@ -128,7 +141,76 @@ ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
 ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
 ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
 ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+ISO_SMPI_API int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value);
+ISO_SMPI_API int iso_smpi_Finalize(void);
 
+/* Derived datatypes (smpi_types.c says why): every constructor makes a
+ * type SMPI moves correctly, and these queries answer from its type map. */
+ISO_SMPI_API int iso_smpi_Type_contiguous(int count, MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_vector(int count, int blocklength, int stride, MPI_Datatype old,
+                                      MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                                              MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_indexed(int count, const int lens[], const int disps[],
+                                       MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_create_hindexed(int count, const int lens[], const MPI_Aint disps[],
+                                               MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_create_indexed_block(int count, int len, const int disps[],
+                                                    MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_create_hindexed_block(int count, int len, const MPI_Aint disps[],
+                                                     MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_create_struct(int count, const int lens[], const MPI_Aint disps[],
+                                             const MPI_Datatype types[], MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_create_resized(MPI_Datatype old, MPI_Aint lb, MPI_Aint extent,
+                                              MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_dup(MPI_Datatype old, MPI_Datatype *newtype);
+ISO_SMPI_API int iso_smpi_Type_free(MPI_Datatype *type);
+ISO_SMPI_API int iso_smpi_Type_size(MPI_Datatype type, int *size);
+ISO_SMPI_API int iso_smpi_Type_size_x(MPI_Datatype type, MPI_Count *size);
+ISO_SMPI_API int iso_smpi_Type_get_extent(MPI_Datatype type, MPI_Aint *lb, MPI_Aint *extent);
+ISO_SMPI_API int iso_smpi_Type_get_extent_x(MPI_Datatype type, MPI_Count *lb, MPI_Count *extent);
+ISO_SMPI_API int iso_smpi_Type_get_true_extent(MPI_Datatype type, MPI_Aint *lb, MPI_Aint *extent);
+ISO_SMPI_API int iso_smpi_Type_get_true_extent_x(MPI_Datatype type, MPI_Count *lb,
+                                                 MPI_Count *extent);
+ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na, int *nd,
+                                            int *combiner);
+
+#undef MPI_Type_contiguous
+#define MPI_Type_contiguous iso_smpi_Type_contiguous
+#undef MPI_Type_vector
+#define MPI_Type_vector iso_smpi_Type_vector
+#undef MPI_Type_create_hvector
+#define MPI_Type_create_hvector iso_smpi_Type_create_hvector
+#undef MPI_Type_indexed
+#define MPI_Type_indexed iso_smpi_Type_indexed
+#undef MPI_Type_create_hindexed
+#define MPI_Type_create_hindexed iso_smpi_Type_create_hindexed
+#undef MPI_Type_create_indexed_block
+#define MPI_Type_create_indexed_block iso_smpi_Type_create_indexed_block
+#undef MPI_Type_create_hindexed_block
+#define MPI_Type_create_hindexed_block iso_smpi_Type_create_hindexed_block
+#undef MPI_Type_create_struct
+#define MPI_Type_create_struct iso_smpi_Type_create_struct
+#undef MPI_Type_create_resized
+#define MPI_Type_create_resized iso_smpi_Type_create_resized
+#undef MPI_Type_dup
+#define MPI_Type_dup iso_smpi_Type_dup
+#undef MPI_Type_free
+#define MPI_Type_free iso_smpi_Type_free
+#undef MPI_Type_size
+#define MPI_Type_size iso_smpi_Type_size
+#undef MPI_Type_size_x
+#define MPI_Type_size_x iso_smpi_Type_size_x
+#undef MPI_Type_get_extent
+#define MPI_Type_get_extent iso_smpi_Type_get_extent
+#undef MPI_Type_get_extent_x
+#define MPI_Type_get_extent_x iso_smpi_Type_get_extent_x
+#undef MPI_Type_get_true_extent
+#define MPI_Type_get_true_extent iso_smpi_Type_get_true_extent
+#undef MPI_Type_get_true_extent_x
+#define MPI_Type_get_true_extent_x iso_smpi_Type_get_true_extent_x
+#undef MPI_Type_get_envelope
+#define MPI_Type_get_envelope iso_smpi_Type_get_envelope
 #define MPI_Topo_test iso_smpi_Topo_test
 #define MPI_Comm_idup iso_smpi_Comm_idup
 #define MPI_Mprobe iso_smpi_Mprobe
@@ -151,5 +233,9 @@ ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 #define MPI_Error_class iso_smpi_Error_class
 #define MPI_Error_string iso_smpi_Error_string
 #define MPI_Comm_call_errhandler iso_smpi_Comm_call_errhandler
+#undef MPI_Comm_set_attr
+#define MPI_Comm_set_attr iso_smpi_Comm_set_attr
+#undef MPI_Finalize
+#define MPI_Finalize iso_smpi_Finalize
 
 #endif

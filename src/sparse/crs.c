@@ -186,15 +186,23 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
 /* iso_verify: one agreement (core/agree.c) spreads an argument error found
  * anywhere and checks that all chose the same algorithm; nonblocking, so
  * that other requests progress while it completes. */
-static int agree(MPI_Comm comm, int err, int algorithm)
+static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt)
 {
-    iso_agreement ag = {.nsame = 1, .same = {algorithm}};
+    iso_agreement ag = {.nsame = 2, .same = {algorithm}};
+    unsigned long long h = (unsigned long long)vpt->n * 131u + (unsigned)vpt->locality;
     int e;
+    /* the VPT options too: processes whose shapes differ would plan apart */
+    for (int d = 0; d < vpt->ndims; d++)
+        h = h * 131u + (unsigned)vpt->dims[d];
+    ag.same[1] = (long long)(h >> 2);
     if ((e = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         return e;
     if (ag.differs == 0)
         return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms "
                                                  "(iso_sparse_algorithm, ISO_SPARSE_ALGORITHM)");
+    if (ag.differs == 1)
+        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different VPT shapes "
+                                                 "(iso_vpt_dims, iso_vpt_n, iso_vpt_locality)");
     return MPI_SUCCESS;
 }
 
@@ -372,7 +380,7 @@ static int crs(const char *fn, iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_
             return iso__raise_in(fn, comm, e);
     }
     if (opt.verify)
-        err = agree(c->priv->comm, err, opt.algorithm);
+        err = agree(c->priv->comm, err, opt.algorithm, &opt.vpt);
     if (err == MPI_SUCCESS)
         err = run(fn, c, o, &opt, comm);
     return iso__raise_in(fn, comm, err);
