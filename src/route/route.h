@@ -118,8 +118,9 @@ typedef struct {
 } iso_pattern;
 
 /* The planner's answer: message e (an index into targets) is sent to its
- * target by sender[e], its source or the one partner the source shares
- * it with (at most one forwarding hop); and the thesis's figures. */
+ * target by sender[e]: its source, or a partner of the source that
+ * forwards it (at most one forwarding hop; a source may have several
+ * partners, one stage-0 message to each); and the thesis's figures. */
 typedef struct {
     int *sender;                  /* [start[K]] */
     long long initial_mmax, phase1_mmax, phase2_mmax; /* messages of the bottleneck */
