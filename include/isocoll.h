@@ -449,9 +449,19 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *           min(mmax, sum(k_d - 1)) messages, mmax * sum(1 - 1/k_d) block
  *           hops, n phases (twice that for the header exchange of blocking
  *           and nonblocking calls).  An explicit iso_vpt_dims is kept.
- * (The same variable ISO_SPARSE_ALGORITHM names the SDDE's algorithm of
- * Iso_alltoall(v)_crs, where "direct" is not a name: set it for one of the
- * two.)
+ *           auto never chooses sharing.
+ *   sharing message sharing (Duymus 2021): the pattern (who sends how many
+ *           bytes to whom) is gathered once per plan and every process runs
+ *           the same deterministic planner, which pairs processes so that a
+ *           partner sends a source's messages to common targets combined
+ *           with its own, cutting the messages of the most loaded process.
+ *           Two stages: sources to their partners (one combined message
+ *           each), then one combined message per target; at most one
+ *           forwarding hop.  Sizes as for vpt.
+ * One vocabulary: ISO_SPARSE_ALGORITHM also names the SDDE's algorithm of
+ * Iso_alltoall(v)_crs.  A word valid only there (personalized, nbx, ...)
+ * or an unknown word is ISO_ERR_ALGORITHM, with a message naming this
+ * context and its words (auto, direct, vpt, sharing); never ignored.
  * Shape (vpt): iso_vpt_dims (ISO_VPT_DIMS) "4,2,2": sizes >= 1 whose
  * product is the communicator size (ISO_ERR_INFO otherwise); or iso_vpt_n
  * (ISO_VPT_N) n = 1..16: sizes by the balanced scheme (prime factors,
@@ -591,10 +601,15 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  *                            iso_vpt_n (ISO_VPT_DIMS / ISO_VPT_N), default
  *                            n = 2; n = 1 is personalized.  auto never
  *                            chooses it
+ *     sharing                message sharing (as on graph communicators,
+ *                            above): the pattern gathered, the same plan
+ *                            on every process, two stages.  auto never
+ *                            chooses it
  *   iso_verify=true  (ISO_VERIFY=1): one allreduce first spreads an
  *     argument error found on any process to all of them (each returns an
  *     error; a process with good arguments returns the error of another)
- *     and checks that all chose the same algorithm (ISO_ERR_ALGORITHM).
+ *     and checks that all chose the same algorithm and VPT options
+ *     (ISO_ERR_ALGORITHM).
  *     Without it, a process with bad arguments returns its error without
  *     communicating, and the others then behave as in an erroneous MPI
  *     program (they may wait forever).
