@@ -47,6 +47,7 @@ static void usage(void)
             "usage: vptsim --alltoall K [--n N | --dims a,b,..] [--bytes S] [--header H]\n"
             "       vptsim --matrix PATH[,PATH..] --K K[,K..] [--n N | --dims a,b,..]\n"
             "              [--partition rows|metis] [--word W] [--header H] [--sharing]\n"
+            "              [--combine] (with --header 0 only)\n"
             "METIS: %s\n",
 #ifdef ISO_HAVE_METIS
             "built in"
@@ -133,13 +134,25 @@ static void run_alltoall(int K, const shapes *sh, long long bytes, long long hea
 }
 
 /* ---- matrices ---------------------------------------------------------------- */
+/* One combination of sharing and the VPT on one shape (--combine). */
+typedef struct {
+    int n;          /* 0: none within 3x volume */
+    int mmax;       /* most messages sent by one process, all stages */
+    double mavg;    /* mean messages sent per process */
+    double volume_ratio; /* payload bytes moved / direct's */
+} combo;
+
 typedef struct {
     double mmax_cut; /* direct's mmax / the best n's */
     int found;
     int best_mmax;       /* the best n's */
     double best_mavg;
-    iso_sharing sh;      /* --sharing: the planner's figures (sender freed) */
+    double best_ratio;   /* the best n's volume ratio */
+    iso_sharing sh;      /* --sharing: the planner's figures (sender kept for --combine) */
     double plan_ms;      /* --sharing: the planner's time */
+    /* --combine: the best n >= 2 within 3x direct's volume of each order */
+    combo share_vpt, vpt_share;
+    combo sharing_exec;  /* --combine: sharing alone as its executor sends */
 } best_t;
 
 static double now_ms(void)
@@ -161,7 +174,7 @@ static long maxrss_kb(void)
  * resident set growth (ru_maxrss after minus before: an upper bound only
  * when it sets a new peak, so it runs before the VPT models). */
 static void run_sharing(const char *name, int K, const long long *ptr, const int *dest,
-                        const long long *bytes, best_t *res)
+                        const long long *bytes, int keep_sender, best_t *res)
 {
     iso_pattern pat = {K, ptr, dest, bytes};
     long rss0 = maxrss_kb();
@@ -173,7 +186,8 @@ static void run_sharing(const char *name, int K, const long long *ptr, const int
         fprintf(stderr, "vptsim: sharing planner failed (MPI error class %d)\n", rc);
         exit(2);
     }
-    iso__sharing_free(&res->sh);
+    if (!keep_sender)
+        iso__sharing_free(&res->sh);
     printf("matrix=%s K=%d sharing initial_mmax=%lld phase1_mmax=%lld phase2_mmax=%lld "
            "initial_mavg=%.2f phase2_mavg=%.2f overhead=%.2f volume_ratio=%.3f "
            "phase1_mavg=%.2f messages=%lld plan_ms=%.1f plan_rss_kb=%ld\n",
@@ -182,9 +196,262 @@ static void run_sharing(const char *name, int K, const long long *ptr, const int
            res->sh.volume_ratio, res->sh.phase1_mavg, ptr[K], res->plan_ms, rss1 - rss0);
 }
 
+/* ---- --combine: message sharing with the VPT ----------------------------------
+ * Two orders, counted as the two alone are (payload volume, no headers):
+ *
+ * SHARE THEN VPT.  The sharing plan of the whole pattern, then its second
+ * stage over T_n.  Stage 1 (direct, as sharing alone): source s sends one
+ * message to each partner q in Q(s), carrying the messages q forwards and
+ * s's own messages to q.  Then every other message -- a forwarded one from
+ * its sender q, an own one from its source -- is routed over T_n from the
+ * process that holds it (the VPT combines per link and stage).  A process
+ * sends |Q(p)| + its VPT messages.  n = 1 is sharing alone as its
+ * executor runs it (add_sharing_sends; checked).
+ *
+ * VPT THEN SHARE.  The VPT's routes, and at every stage d the stage's
+ * process-to-process pattern (who sends to whom at d, with the bytes)
+ * planned by message sharing on its own: each stage becomes sharing's two
+ * sub-stages (2n in all).  A process sends the sum over stages of the
+ * messages sharing's executor sends (add_sharing_sends).  n = 1 is sharing alone.  Phase II may pair processes of
+ * different lines of dimension d: a partner message is a direct message.
+ *
+ * Which combination is kept: per matrix and order, the n >= 2 with the
+ * fewest messages from one process among those within 3x direct's payload
+ * volume (ties: less volume), the rule of vpt's best. */
+
+static int by_key(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts keys[0..n) and drops repeats; the new count. */
+static long long sort_unique(long long *keys, long long n)
+{
+    long long m = 0;
+    qsort(keys, (size_t)n, sizeof *keys, by_key);
+    for (long long i = 0; i < n; i++)
+        if (m == 0 || keys[m - 1] != keys[i])
+            keys[m++] = keys[i];
+    return m;
+}
+
+static int has_key(const long long *keys, long long n, long long k)
+{
+    return bsearch(&k, keys, (size_t)n, sizeof k, by_key) != NULL;
+}
+
+/* The messages each process sends when sharing's executor runs a plan
+ * (src/route/sharing.c), added to count[p]; returns the payload bytes
+ * moved (forwarded messages twice).  Stage 0: s to each partner q (the
+ * forwarded messages, and s's own message to q if q is a target); stage 1:
+ * every process to each target it forwards to or still has its own
+ * message for.  This is the planner's load |T(p) u Q(p)| except where a
+ * process forwards to a target that is also its partner: the load counts
+ * that pair once, the executor sends two messages (stage 0 goes before the
+ * forwarded message has arrived). */
+static long long add_sharing_sends(const iso_pattern *pat, const int *sender, int *count)
+{
+    long long ne = pat->start[pat->K], npart = 0, nk = 0;
+    long long moved = 0, *part = xmalloc(sizeof *part * (size_t)(ne + 1));
+    long long *keys = xmalloc(sizeof *keys * (size_t)(ne + 1));
+    for (int s = 0; s < pat->K; s++)
+        for (long long e = pat->start[s]; e < pat->start[s + 1]; e++)
+            if (sender[e] != s)
+                part[npart++] = (long long)s * pat->K + sender[e];
+    npart = sort_unique(part, npart);
+    for (long long i = 0; i < npart; i++)
+        count[part[i] / pat->K]++;
+    for (int s = 0; s < pat->K; s++)
+        for (long long e = pat->start[s]; e < pat->start[s + 1]; e++) {
+            int q = sender[e], t = pat->targets[e];
+            long long b = pat->bytes ? pat->bytes[e] : 0;
+            moved += q != s ? 2 * b : b;
+            if (q != s || !has_key(part, npart, (long long)s * pat->K + t))
+                keys[nk++] = (long long)q * pat->K + t;
+        }
+    nk = sort_unique(keys, nk);
+    for (long long i = 0; i < nk; i++)
+        count[keys[i] / pat->K]++;
+    free(keys), free(part);
+    return moved;
+}
+
+static combo combo_figures(int K, const int *count, long long moved, long long direct, int n)
+{
+    combo c = {n, 0, 0.0, direct ? (double)moved / (double)direct : 1.0};
+    long long total = 0;
+    for (int p = 0; p < K; p++) {
+        total += count[p];
+        if (count[p] > c.mmax)
+            c.mmax = count[p];
+    }
+    c.mavg = (double)total / K;
+    return c;
+}
+
+/* Share then VPT on T_n(dims), the plan sh of pattern pat. */
+static combo share_then_vpt(const iso_pattern *pat, const iso_sharing *sh, int n,
+                            const int dims[])
+{
+    int K = pat->K;
+    long long ne = pat->start[K], npart = 0, moved = 0, direct = 0, *part, *vptr;
+    int *count = calloc((size_t)K, sizeof *count), *vdest, *fill;
+    long long *vbytes;
+    iso_vpt_model m;
+    combo c;
+    if (!count) {
+        fprintf(stderr, "vptsim: out of memory\n");
+        exit(2);
+    }
+    part = xmalloc(sizeof *part * (size_t)(ne + 1));
+    for (int s = 0; s < K; s++) /* stage 1: the partner messages s -> q */
+        for (long long e = pat->start[s]; e < pat->start[s + 1]; e++)
+            if (sh->sender[e] != s)
+                part[npart++] = (long long)s * K + sh->sender[e];
+    npart = sort_unique(part, npart);
+    for (long long i = 0; i < npart; i++)
+        count[part[i] / K]++;
+    /* the rest, from the process that holds it, over T_n */
+    vptr = calloc((size_t)K + 1, sizeof *vptr);
+    fill = calloc((size_t)K, sizeof *fill);
+    vdest = xmalloc(sizeof *vdest * (size_t)(ne + 1));
+    vbytes = xmalloc(sizeof *vbytes * (size_t)(ne + 1));
+    if (!vptr || !fill) {
+        fprintf(stderr, "vptsim: out of memory\n");
+        exit(2);
+    }
+    for (int pass = 0; pass < 2; pass++) { /* 0: count per holder, 1: fill */
+        for (int s = 0; s < K; s++)
+            for (long long e = pat->start[s]; e < pat->start[s + 1]; e++) {
+                int q = sh->sender[e], t = pat->targets[e];
+                long long b = pat->bytes ? pat->bytes[e] : 0;
+                if (q == s && has_key(part, npart, (long long)s * K + t)) {
+                    if (pass)
+                        moved += b, direct += b; /* in the stage-1 message to t */
+                    continue;
+                }
+                if (pass == 0) {
+                    vptr[q + 1]++;
+                    continue;
+                }
+                if (q != s)
+                    moved += b; /* s -> q in stage 1 */
+                direct += b;
+                vdest[vptr[q] + fill[q]] = t;
+                vbytes[vptr[q] + fill[q]++] = b;
+            }
+        if (pass == 0)
+            for (int p = 0; p < K; p++)
+                vptr[p + 1] += vptr[p];
+    }
+    if (iso__vpt_model_csr(K, n, dims, 0, vptr, vdest, vbytes, &m) != MPI_SUCCESS) {
+        fprintf(stderr, "vptsim: model failed\n");
+        exit(2);
+    }
+    moved += m.volume;
+    for (int p = 0; p < K; p++)
+        for (int d = 0; d < n; d++)
+            count[p] += m.msgs[(size_t)p * n + d];
+    c = combo_figures(K, count, moved, direct, n);
+    iso__vpt_model_free(&m);
+    free(count), free(part), free(vptr), free(fill), free(vdest), free(vbytes);
+    return c;
+}
+
+typedef struct {
+    long long key, bytes; /* link at * K + next of one stage, a message's payload */
+} hop;
+
+static int by_hop(const void *a, const void *b)
+{
+    return by_key(&((const hop *)a)->key, &((const hop *)b)->key);
+}
+
+/* VPT then share on T_n(dims): the stage patterns of pat's routes, each
+ * planned by sharing.  vpt_msgs: the model's per-process, per-stage
+ * messages of the same routes (checked against the stage patterns). */
+static combo vpt_then_share(const iso_pattern *pat, int n, const int dims[], const int *vpt_msgs)
+{
+    int K = pat->K;
+    long long ne = pat->start[K], direct = 0, moved = 0;
+    int *count = calloc((size_t)K, sizeof *count);
+    hop *h = xmalloc(sizeof *h * (size_t)(ne + 1));
+    if (!count) {
+        fprintf(stderr, "vptsim: out of memory\n");
+        exit(2);
+    }
+    for (long long e = 0; e < ne; e++)
+        direct += pat->bytes ? pat->bytes[e] : 0;
+    for (int d = 0; d < n; d++) {
+        long long nh = 0, nl = 0, *start = calloc((size_t)K + 1, sizeof *start), *lbytes;
+        int *targets;
+        iso_sharing sh;
+        iso_pattern sp;
+        if (!start) {
+            fprintf(stderr, "vptsim: out of memory\n");
+            exit(2);
+        }
+        for (int s = 0; s < K; s++) /* where each message is at stage d, and where it goes */
+            for (long long e = pat->start[s]; e < pat->start[s + 1]; e++) {
+                int at = s, t = pat->targets[e], next;
+                for (int x = 0; x < d; x++)
+                    at = iso__vpt_hop(n, dims, x, at, t);
+                next = iso__vpt_hop(n, dims, d, at, t);
+                if (next != at)
+                    h[nh++] = (hop){(long long)at * K + next, pat->bytes ? pat->bytes[e] : 0};
+            }
+        qsort(h, (size_t)nh, sizeof *h, by_hop);
+        targets = xmalloc(sizeof *targets * (size_t)(nh + 1));
+        lbytes = xmalloc(sizeof *lbytes * (size_t)(nh + 1));
+        for (long long i = 0; i < nh; i++) { /* one message per link of the stage */
+            if (i > 0 && h[i - 1].key == h[i].key) {
+                lbytes[nl - 1] += h[i].bytes;
+                continue;
+            }
+            targets[nl] = (int)(h[i].key % K);
+            lbytes[nl++] = h[i].bytes;
+            start[h[i].key / K + 1]++;
+        }
+        for (int p = 0; p < K; p++)
+            start[p + 1] += start[p];
+        for (int p = 0; p < K; p++) {
+            if (start[p + 1] - start[p] != vpt_msgs[(size_t)p * n + d]) {
+                fprintf(stderr, "vptsim: stage %d of process %d: %lld links, the model %d\n", d,
+                        p, start[p + 1] - start[p], vpt_msgs[(size_t)p * n + d]);
+                exit(2);
+            }
+        }
+        sp = (iso_pattern){K, start, targets, lbytes};
+        if (iso__sharing_plan(&sp, &sh) != MPI_SUCCESS) {
+            fprintf(stderr, "vptsim: sharing planner failed\n");
+            exit(2);
+        }
+        moved += add_sharing_sends(&sp, sh.sender, count);
+        iso__sharing_free(&sh);
+        free(start), free(targets), free(lbytes);
+    }
+    free(h);
+    {
+        combo c = combo_figures(K, count, moved, direct, n);
+        free(count);
+        return c;
+    }
+}
+
+/* Keeps c in *best if it is the better n >= 2 within 3x volume. */
+static void keep_best(combo *best, combo c)
+{
+    if (c.n < 2 || c.volume_ratio > 3.0)
+        return;
+    if (best->n == 0 || c.mmax < best->mmax ||
+        (c.mmax == best->mmax && c.volume_ratio < best->volume_ratio))
+        *best = c;
+}
+
 static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_opt,
                          const char *dims_opt, int metis, long long word, long long header,
-                         int sharing)
+                         int sharing, int combine)
 {
     int *part = xmalloc(sizeof(int) * ((size_t)mat->n + 1)), *dest, best = -1, direct_mmax = 0;
     long long *ptr, *bytes;
@@ -214,8 +481,22 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
            "%lld bytes per submessage; %lld messages, %lld words in direct\n",
            name, mat->rows, mat->cols, mat->nnz, K, metis ? "metis" : "rows", word, header,
            ptr[K], (long long)(nd.ptr[K]));
-    if (sharing)
-        run_sharing(name, K, ptr, dest, bytes, &res);
+    iso_pattern pat = {K, ptr, dest, bytes};
+    if (sharing || combine)
+        run_sharing(name, K, ptr, dest, bytes, combine, &res);
+    if (combine) {
+        int *count = calloc((size_t)K, sizeof *count);
+        long long moved, direct = 0;
+        if (!count) {
+            fprintf(stderr, "vptsim: out of memory\n");
+            exit(2);
+        }
+        moved = add_sharing_sends(&pat, res.sh.sender, count);
+        for (long long e = 0; e < ptr[K]; e++)
+            direct += bytes[e];
+        res.sharing_exec = combo_figures(K, count, moved, direct, 1);
+        free(count);
+    }
     for (int i = 0; i < sh.count; i++) {
         iso_vpt_model m;
         char shape[128];
@@ -235,9 +516,38 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
         else if (m.volume_ratio <= 3.0 &&
                  (best < 0 || m.mmax < best || (m.mmax == best && m.volume_ratio < best_ratio)))
             best = m.mmax, best_ratio = m.volume_ratio, res.found = n, res.best_mavg = m.mavg;
+        if (combine) {
+            combo a = share_then_vpt(&pat, &res.sh, n, sh.dims[i]);
+            combo b = vpt_then_share(&pat, n, sh.dims[i], m.msgs);
+            if (n == 1 && (a.mmax != res.sharing_exec.mmax || b.mmax != res.sharing_exec.mmax ||
+                           a.mavg != res.sharing_exec.mavg || b.mavg != res.sharing_exec.mavg)) {
+                fprintf(stderr, "vptsim: n=1 combinations (%d, %d) differ from sharing (%d)\n",
+                        a.mmax, b.mmax, res.sharing_exec.mmax);
+                exit(2);
+            }
+            printf("matrix=%s K=%d n=%d combine share_vpt_mmax=%d share_vpt_mavg=%.2f "
+                   "share_vpt_volume_ratio=%.3f vpt_share_mmax=%d vpt_share_mavg=%.2f "
+                   "vpt_share_volume_ratio=%.3f\n",
+                   name, K, n, a.mmax, a.mavg, a.volume_ratio, b.mmax, b.mavg, b.volume_ratio);
+            keep_best(&res.share_vpt, a);
+            keep_best(&res.vpt_share, b);
+        }
         iso__vpt_model_free(&m);
     }
     res.best_mmax = best;
+    res.best_ratio = best_ratio;
+    if (combine) {
+        printf("combine matrix=%s K=%d sharing mmax=%lld mavg=%.2f volume_ratio=%.3f "
+               "executed_mmax=%d executed_mavg=%.2f | vpt n=%d "
+               "mmax=%d mavg=%.2f volume_ratio=%.3f | share_vpt n=%d mmax=%d mavg=%.2f "
+               "volume_ratio=%.3f | vpt_share n=%d mmax=%d mavg=%.2f volume_ratio=%.3f\n",
+               name, K, res.sh.phase2_mmax, res.sh.phase2_mavg, res.sh.volume_ratio,
+               res.sharing_exec.mmax, res.sharing_exec.mavg, res.found,
+               best, res.best_mavg, best_ratio, res.share_vpt.n, res.share_vpt.mmax,
+               res.share_vpt.mavg, res.share_vpt.volume_ratio, res.vpt_share.n,
+               res.vpt_share.mmax, res.vpt_share.mavg, res.vpt_share.volume_ratio);
+        iso__sharing_free(&res.sh);
+    }
     if (direct_mmax > 0 && best > 0) {
         res.mmax_cut = (double)direct_mmax / best;
         printf("best matrix=%s K=%d n=%d mmax=%d direct_mmax=%d mmax_cut=%.1f volume_ratio=%.3f "
@@ -252,12 +562,16 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
 int main(int argc, char **argv)
 {
     const char *matrices = NULL, *dims_opt = NULL, *Ks = NULL;
-    int alltoall = 0, n_opt = 0, metis = 0, sharing = 0;
+    int alltoall = 0, n_opt = 0, metis = 0, sharing = 0, combine = 0;
     long long bytes = 8, word = 8, header = DEFAULT_HEADER;
     for (int a = 1; a < argc; a++) {
         const char *v = a + 1 < argc ? argv[a + 1] : NULL;
         if (!strcmp(argv[a], "--sharing")) {
             sharing = 1;
+            continue;
+        }
+        if (!strcmp(argv[a], "--combine")) {
+            combine = 1;
             continue;
         }
         if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h") || v == NULL)
@@ -287,7 +601,8 @@ int main(int argc, char **argv)
         a++;
     }
     if ((alltoall > 0) == (matrices != NULL) || (matrices && !Ks) || n_opt < 0 ||
-        n_opt > ISO_VPT_MAXDIMS || (n_opt && dims_opt) || bytes < 0 || word < 1 || header < 0)
+        n_opt > ISO_VPT_MAXDIMS || (n_opt && dims_opt) || bytes < 0 || word < 1 || header < 0 ||
+        (combine && (header != 0 || !matrices)))
         usage();
     if (alltoall > 0) {
         shapes sh = make_shapes(alltoall, n_opt, dims_opt);
@@ -303,6 +618,12 @@ int main(int argc, char **argv)
         enum { G_AVG0, G_AVG1, G_AVG2, G_MAX0, G_MAX1, G_MAX2, G_VOL, G_VPTMAX, G_VPTAVG, G_N };
         static double g[64][G_N], ovh[64];
         int gmat[64] = {0}, gvpt[64] = {0};
+        /* --combine: per K, sums of logs over the matrices where every order
+         * has an n within 3x volume; cmiss: matrices left out */
+        enum { C_SHMAX, C_SHAVG, C_SHVOL, C_SHXMAX, C_SHXAVG, C_VMAX, C_VAVG, C_VVOL, C_BETTER, C_AMAX, C_AAVG,
+               C_AVOL, C_BMAX, C_BAVG, C_BVOL, C_N };
+        static double cg[64][C_N];
+        int cmat[64] = {0}, cmiss[64] = {0};
         for (char *path = strtok_r(mlist, ",", &ms); path; path = strtok_r(NULL, ",", &ms)) {
             const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
             char err[512], name[256], *klist = strdup(Ks), *ks = NULL;
@@ -323,8 +644,27 @@ int main(int argc, char **argv)
                     fprintf(stderr, "vptsim: --K %s: process counts >= 1\n", Ks);
                     return 2;
                 }
-                b = run_matrix(&mat, name, K, n_opt, dims_opt, metis, word, header, sharing);
+                b = run_matrix(&mat, name, K, n_opt, dims_opt, metis, word, header, sharing,
+                               combine);
                 Kof[nK] = K;
+                if (combine && b.sh.initial_mmax > 0) {
+                    if (b.found && b.share_vpt.n && b.vpt_share.n) {
+                        double v[C_N] = {(double)b.sh.phase2_mmax, b.sh.phase2_mavg,
+                                         b.sh.volume_ratio, b.sharing_exec.mmax,
+                                         b.sharing_exec.mavg, b.best_mmax, b.best_mavg,
+                                         b.best_ratio,
+                                         b.best_mmax < b.sharing_exec.mmax ? b.best_mmax
+                                                                           : b.sharing_exec.mmax,
+                                         b.share_vpt.mmax, b.share_vpt.mavg,
+                                         b.share_vpt.volume_ratio, b.vpt_share.mmax,
+                                         b.vpt_share.mavg, b.vpt_share.volume_ratio};
+                        for (int c = 0; c < C_N; c++)
+                            cg[nK][c] += log(v[c]);
+                        cmat[nK]++;
+                    } else {
+                        cmiss[nK]++;
+                    }
+                }
                 if (sharing && b.sh.initial_mmax > 0) {
                     double v[G_N] = {b.sh.initial_mavg, b.sh.phase1_mavg, b.sh.phase2_mavg,
                                      (double)b.sh.initial_mmax, (double)b.sh.phase1_mmax,
@@ -373,6 +713,28 @@ int main(int argc, char **argv)
                            "within 3x volume)\n",
                            Kof[i], exp(g[i][G_VPTAVG] / gvpt[i]), exp(g[i][G_VPTMAX] / gvpt[i]),
                            gvpt[i]);
+            }
+        for (int i = 0; combine && i < nK; i++)
+            if (cmat[i] > 0) {
+                double m = cmat[i];
+                printf("# combinations, K=%d, %d matrices (%d left out: an order without an n "
+                       "within 3x volume), geometric means: max / avg messages per process, "
+                       "volume ratio\n",
+                       Kof[i], cmat[i], cmiss[i]);
+                printf("geomean K=%d combine sharing   max %6.1f avg %6.1f volume %.3f  "
+                       "(planner's loads; as executed: max %.1f avg %.1f)\n",
+                       Kof[i], exp(cg[i][C_SHMAX] / m), exp(cg[i][C_SHAVG] / m),
+                       exp(cg[i][C_SHVOL] / m), exp(cg[i][C_SHXMAX] / m),
+                       exp(cg[i][C_SHXAVG] / m));
+                printf("geomean K=%d combine vpt_best  max %6.1f avg %6.1f volume %.3f\n", Kof[i],
+                       exp(cg[i][C_VMAX] / m), exp(cg[i][C_VAVG] / m), exp(cg[i][C_VVOL] / m));
+                printf("geomean K=%d combine better    max %6.1f (per matrix the fewer of "
+                       "sharing's as executed and vpt_best's)\n",
+                       Kof[i], exp(cg[i][C_BETTER] / m));
+                printf("geomean K=%d combine share_vpt max %6.1f avg %6.1f volume %.3f\n", Kof[i],
+                       exp(cg[i][C_AMAX] / m), exp(cg[i][C_AAVG] / m), exp(cg[i][C_AVOL] / m));
+                printf("geomean K=%d combine vpt_share max %6.1f avg %6.1f volume %.3f\n", Kof[i],
+                       exp(cg[i][C_BMAX] / m), exp(cg[i][C_BAVG] / m), exp(cg[i][C_BVOL] / m));
             }
         free(mlist);
     }
