@@ -152,6 +152,8 @@ typedef struct {
     double plan_ms;      /* --sharing: the planner's time */
     /* --combine: the best n >= 2 within 3x direct's volume of each order */
     combo share_vpt, vpt_share;
+    /* --combine: the same within vpt's best n's volume (n 0: none) */
+    combo share_vpt_eq, vpt_share_eq;
     combo sharing_exec;  /* --combine: sharing alone as its executor sends */
 } best_t;
 
@@ -439,10 +441,10 @@ static combo vpt_then_share(const iso_pattern *pat, int n, const int dims[], con
     }
 }
 
-/* Keeps c in *best if it is the better n >= 2 within 3x volume. */
-static void keep_best(combo *best, combo c)
+/* Keeps c in *best if it is the better n >= 2 within limit x direct's volume. */
+static void keep_best(combo *best, combo c, double limit)
 {
-    if (c.n < 2 || c.volume_ratio > 3.0)
+    if (c.n < 2 || c.volume_ratio > limit)
         return;
     if (best->n == 0 || c.mmax < best->mmax ||
         (c.mmax == best->mmax && c.volume_ratio < best->volume_ratio))
@@ -482,6 +484,7 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
            name, mat->rows, mat->cols, mat->nnz, K, metis ? "metis" : "rows", word, header,
            ptr[K], (long long)(nd.ptr[K]));
     iso_pattern pat = {K, ptr, dest, bytes};
+    combo all_a[ISO_VPT_MAXDIMS], all_b[ISO_VPT_MAXDIMS]; /* --combine: per shape */
     if (sharing || combine)
         run_sharing(name, K, ptr, dest, bytes, combine, &res);
     if (combine) {
@@ -529,13 +532,20 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
                    "share_vpt_volume_ratio=%.3f vpt_share_mmax=%d vpt_share_mavg=%.2f "
                    "vpt_share_volume_ratio=%.3f\n",
                    name, K, n, a.mmax, a.mavg, a.volume_ratio, b.mmax, b.mavg, b.volume_ratio);
-            keep_best(&res.share_vpt, a);
-            keep_best(&res.vpt_share, b);
+            all_a[i] = a, all_b[i] = b;
         }
         iso__vpt_model_free(&m);
     }
     res.best_mmax = best;
     res.best_ratio = best_ratio;
+    for (int i = 0; combine && i < sh.count; i++) {
+        keep_best(&res.share_vpt, all_a[i], 3.0);
+        keep_best(&res.vpt_share, all_b[i], 3.0);
+        if (res.found) {
+            keep_best(&res.share_vpt_eq, all_a[i], best_ratio);
+            keep_best(&res.vpt_share_eq, all_b[i], best_ratio);
+        }
+    }
     if (combine) {
         printf("combine matrix=%s K=%d sharing mmax=%lld mavg=%.2f volume_ratio=%.3f "
                "executed_mmax=%d executed_mavg=%.2f | vpt n=%d "
@@ -546,6 +556,11 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
                best, res.best_mavg, best_ratio, res.share_vpt.n, res.share_vpt.mmax,
                res.share_vpt.mavg, res.share_vpt.volume_ratio, res.vpt_share.n,
                res.vpt_share.mmax, res.vpt_share.mavg, res.vpt_share.volume_ratio);
+        printf("combine matrix=%s K=%d within vpt's volume %.3f: share_vpt n=%d mmax=%d "
+               "volume_ratio=%.3f | vpt_share n=%d mmax=%d volume_ratio=%.3f\n",
+               name, K, best_ratio, res.share_vpt_eq.n, res.share_vpt_eq.mmax,
+               res.share_vpt_eq.volume_ratio, res.vpt_share_eq.n, res.vpt_share_eq.mmax,
+               res.vpt_share_eq.volume_ratio);
         iso__sharing_free(&res.sh);
     }
     if (direct_mmax > 0 && best > 0) {
@@ -618,12 +633,13 @@ int main(int argc, char **argv)
         enum { G_AVG0, G_AVG1, G_AVG2, G_MAX0, G_MAX1, G_MAX2, G_VOL, G_VPTMAX, G_VPTAVG, G_N };
         static double g[64][G_N], ovh[64];
         int gmat[64] = {0}, gvpt[64] = {0};
-        /* --combine: per K, sums of logs over the matrices where every order
-         * has an n within 3x volume; cmiss: matrices left out */
-        enum { C_SHMAX, C_SHAVG, C_SHVOL, C_SHXMAX, C_SHXAVG, C_VMAX, C_VAVG, C_VVOL, C_BETTER, C_AMAX, C_AAVG,
-               C_AVOL, C_BMAX, C_BAVG, C_BVOL, C_N };
-        static double cg[64][C_N];
-        int cmat[64] = {0}, cmiss[64] = {0};
+        /* --combine: per K and order (0 share_vpt, 1 vpt_share), over the
+         * matrices where the order and vpt have an n within 3x volume: sums of
+         * logs, and how the order's mmax compares with the better alone */
+        enum { C_SH, C_SHAVG, C_SHVOL, C_V, C_VAVG, C_VVOL, C_BETTER, C_O, C_OAVG, C_OVOL, C_N };
+        static double cg[64][2][C_N];
+        int cmat[64][2] = {{0}}, cmiss[64][2] = {{0}}, cwin[64][2] = {{0}}, ctie[64][2] = {{0}};
+        int ceq[64][2] = {{0}}; /* fewer than vpt_best within its volume */
         for (char *path = strtok_r(mlist, ",", &ms); path; path = strtok_r(NULL, ",", &ms)) {
             const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
             char err[512], name[256], *klist = strdup(Ks), *ks = NULL;
@@ -647,22 +663,24 @@ int main(int argc, char **argv)
                 b = run_matrix(&mat, name, K, n_opt, dims_opt, metis, word, header, sharing,
                                combine);
                 Kof[nK] = K;
-                if (combine && b.sh.initial_mmax > 0) {
-                    if (b.found && b.share_vpt.n && b.vpt_share.n) {
-                        double v[C_N] = {(double)b.sh.phase2_mmax, b.sh.phase2_mavg,
-                                         b.sh.volume_ratio, b.sharing_exec.mmax,
-                                         b.sharing_exec.mavg, b.best_mmax, b.best_mavg,
-                                         b.best_ratio,
-                                         b.best_mmax < b.sharing_exec.mmax ? b.best_mmax
-                                                                           : b.sharing_exec.mmax,
-                                         b.share_vpt.mmax, b.share_vpt.mavg,
-                                         b.share_vpt.volume_ratio, b.vpt_share.mmax,
-                                         b.vpt_share.mavg, b.vpt_share.volume_ratio};
-                        for (int c = 0; c < C_N; c++)
-                            cg[nK][c] += log(v[c]);
-                        cmat[nK]++;
+                for (int o = 0; combine && b.sh.initial_mmax > 0 && o < 2; o++) {
+                    const combo *c = o ? &b.vpt_share : &b.share_vpt;
+                    const combo *eq = o ? &b.vpt_share_eq : &b.share_vpt_eq;
+                    int better = b.best_mmax < b.sharing_exec.mmax ? b.best_mmax
+                                                                   : b.sharing_exec.mmax;
+                    if (b.found && c->n) {
+                        double v[C_N] = {b.sharing_exec.mmax, b.sharing_exec.mavg,
+                                         b.sharing_exec.volume_ratio, b.best_mmax, b.best_mavg,
+                                         b.best_ratio, better, c->mmax, c->mavg,
+                                         c->volume_ratio};
+                        for (int x = 0; x < C_N; x++)
+                            cg[nK][o][x] += log(v[x]);
+                        cmat[nK][o]++;
+                        cwin[nK][o] += c->mmax < better;
+                        ctie[nK][o] += c->mmax == better;
+                        ceq[nK][o] += eq->n && eq->mmax < b.best_mmax;
                     } else {
-                        cmiss[nK]++;
+                        cmiss[nK][o]++;
                     }
                 }
                 if (sharing && b.sh.initial_mmax > 0) {
@@ -715,26 +733,23 @@ int main(int argc, char **argv)
                            gvpt[i]);
             }
         for (int i = 0; combine && i < nK; i++)
-            if (cmat[i] > 0) {
-                double m = cmat[i];
-                printf("# combinations, K=%d, %d matrices (%d left out: an order without an n "
-                       "within 3x volume), geometric means: max / avg messages per process, "
-                       "volume ratio\n",
-                       Kof[i], cmat[i], cmiss[i]);
-                printf("geomean K=%d combine sharing   max %6.1f avg %6.1f volume %.3f  "
-                       "(planner's loads; as executed: max %.1f avg %.1f)\n",
-                       Kof[i], exp(cg[i][C_SHMAX] / m), exp(cg[i][C_SHAVG] / m),
-                       exp(cg[i][C_SHVOL] / m), exp(cg[i][C_SHXMAX] / m),
-                       exp(cg[i][C_SHXAVG] / m));
-                printf("geomean K=%d combine vpt_best  max %6.1f avg %6.1f volume %.3f\n", Kof[i],
-                       exp(cg[i][C_VMAX] / m), exp(cg[i][C_VAVG] / m), exp(cg[i][C_VVOL] / m));
-                printf("geomean K=%d combine better    max %6.1f (per matrix the fewer of "
-                       "sharing's as executed and vpt_best's)\n",
-                       Kof[i], exp(cg[i][C_BETTER] / m));
-                printf("geomean K=%d combine share_vpt max %6.1f avg %6.1f volume %.3f\n", Kof[i],
-                       exp(cg[i][C_AMAX] / m), exp(cg[i][C_AAVG] / m), exp(cg[i][C_AVOL] / m));
-                printf("geomean K=%d combine vpt_share max %6.1f avg %6.1f volume %.3f\n", Kof[i],
-                       exp(cg[i][C_BMAX] / m), exp(cg[i][C_BAVG] / m), exp(cg[i][C_BVOL] / m));
+            for (int o = 0; o < 2; o++) {
+                const char *on = o ? "vpt_share" : "share_vpt";
+                double m = cmat[i][o], *c = cg[i][o];
+                if (cmat[i][o] == 0)
+                    continue;
+                printf("# %s, K=%d: %d matrices (%d without an n >= 2 within 3x volume left out), "
+                       "geometric means of max / avg messages per process and volume ratio; "
+                       "sharing as executed\n",
+                       on, Kof[i], cmat[i][o], cmiss[i][o]);
+                printf("geomean K=%d %s: sharing max %.1f avg %.1f vol %.3f | vpt_best max %.1f "
+                       "avg %.1f vol %.3f | better max %.1f | %s max %.1f avg %.1f vol %.3f | "
+                       "fewer than better on %d, equal on %d; fewer than vpt_best within its "
+                       "volume on %d\n",
+                       Kof[i], on, exp(c[C_SH] / m), exp(c[C_SHAVG] / m), exp(c[C_SHVOL] / m),
+                       exp(c[C_V] / m), exp(c[C_VAVG] / m), exp(c[C_VVOL] / m),
+                       exp(c[C_BETTER] / m), on, exp(c[C_O] / m), exp(c[C_OAVG] / m),
+                       exp(c[C_OVOL] / m), cwin[i][o], ctie[i][o], ceq[i][o]);
             }
         free(mlist);
     }
