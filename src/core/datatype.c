@@ -80,7 +80,7 @@ int iso__type_hold(MPI_Datatype t, MPI_Datatype *held)
  * in MPICH 4.1): a handle whose bits give e > 1 cuts count x size bytes down
  * to a multiple of e.  Which handles do so depends only on how many types
  * exist, so duplicates and holds of a type fail as often as the type itself
- * (issue 24: 28 of 200 packs short).  MPICH takes that path only for types
+ * (28 of 200 packs short in a plain-MPI reproducer).  MPICH takes that path only for types
  * whose bytes are one contiguous run from the true lower bound, and only it
  * packs fewer bytes than count x size into room enough: the missing tail is
  * then the next bytes of that run. */
