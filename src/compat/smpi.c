@@ -173,6 +173,20 @@ int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return PMPI_Test(request, flag, status);
 }
 
+/* ---- one-sided ----------------------------------------------------------- */
+
+/* MPI_Win_sync (SMPI 3.32: "not yet implemented", MPI_ERR_OTHER): it
+ * synchronizes the private and public copies of a window, and SMPI's
+ * windows are plain memory of the one simulator process (one copy), so a
+ * compiler and processor memory barrier is all that is left to do. */
+int iso_smpi_Win_sync(MPI_Win win)
+{
+    if (win == MPI_WIN_NULL)
+        return MPI_ERR_WIN;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    return MPI_SUCCESS;
+}
+
 /* ---- matched probes ------------------------------------------------------- */
 
 /* What an MPI_Message stands for here: the probed message's envelope. */
