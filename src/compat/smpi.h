@@ -20,6 +20,11 @@
  *                          callers do (collectives are called in one order).
  *                          In the simulator other transfers progress
  *                          without their process, so nothing waits on it.
+ *   MPI_Test               of MPI_REQUEST_NULL: flag true, empty status
+ *                          (SMPI leaves the flag unset with
+ *                          MPI_STATUS_IGNORE); other requests go to SMPI.
+ *   MPI_Win_sync           a memory barrier (SMPI: not implemented; its
+ *                          windows are plain memory, one copy).
  *   MPI_Mprobe/_Improbe    MPI_Probe/_Iprobe; the MPI_Message (a void * in
  *                          SMPI) is an allocated record of the matched
  *                          source, tag and communicator.
@@ -93,6 +98,8 @@
 
 ISO_SMPI_API int iso_smpi_Topo_test(MPI_Comm comm, int *status);
 ISO_SMPI_API int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Win_sync(MPI_Win win);
 ISO_SMPI_API int iso_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
                                  MPI_Status *status);
 ISO_SMPI_API int iso_smpi_Improbe(int source, int tag, MPI_Comm comm, int *flag,
@@ -213,6 +220,10 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Type_get_envelope iso_smpi_Type_get_envelope
 #define MPI_Topo_test iso_smpi_Topo_test
 #define MPI_Comm_idup iso_smpi_Comm_idup
+#undef MPI_Test
+#define MPI_Test iso_smpi_Test
+#undef MPI_Win_sync
+#define MPI_Win_sync iso_smpi_Win_sync
 #define MPI_Mprobe iso_smpi_Mprobe
 #define MPI_Improbe iso_smpi_Improbe
 #define MPI_Mrecv iso_smpi_Mrecv
