@@ -53,12 +53,15 @@ int iso__route_first_of(const int *pairs, int n, long long rank)
 
 /* ---- before planning ------------------------------------------------------------- */
 
+/* Unsigned arithmetic: up to 16 dimensions overflow 64 bits, which must
+ * wrap, not be undefined; 62 bits travel (no LLONG_MIN). */
 static long long key_hash(const iso_route_key *k)
 {
-    long long h = k->routing;
+    unsigned long long h = (unsigned)k->routing;
     for (int d = 0; d < k->n; d++)
-        h = h * 131 + k->dims[d];
-    return (h * 17 + k->n) * 3 + k->locality;
+        h = h * 131u + (unsigned)k->dims[d];
+    h = (h * 17u + (unsigned)k->n) * 3u + (unsigned)k->locality;
+    return (long long)(h >> 2);
 }
 
 /* A send block with data at address 0: what MPI's own sends refuse as
