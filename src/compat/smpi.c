@@ -238,18 +238,14 @@ int iso_smpi_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message 
 }
 
 /* MPI_MESSAGE_NO_PROC is MPI_MESSAGE_NULL (NULL) in SMPI: either receives
- * from MPI_PROC_NULL, as MPI_MESSAGE_NO_PROC must. */
+ * from MPI_PROC_NULL, as MPI_MESSAGE_NO_PROC must.  Mrecv is Imrecv and a
+ * wait. */
 int iso_smpi_Mrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
                    MPI_Status *status)
 {
-    compat_message *m = *message;
-    int err;
-    *message = MPI_MESSAGE_NULL;
-    if (m == NULL)
-        return MPI_Recv(buf, count, type, MPI_PROC_NULL, 0, MPI_COMM_SELF, status);
-    err = MPI_Recv(buf, count, type, m->source, m->tag, m->comm, status);
-    free(m);
-    return err;
+    MPI_Request req;
+    int err = iso_smpi_Imrecv(buf, count, type, message, &req);
+    return err != MPI_SUCCESS ? err : MPI_Wait(&req, status);
 }
 
 int iso_smpi_Imrecv(void *buf, int count, MPI_Datatype type, MPI_Message *message,
