@@ -43,7 +43,7 @@
  *          (minus 64 * beta) is the limit, the jump is rndv.  On this
  *          machine MPICH 4.0.2 jumps above 8 KiB, Open MPI 4.1 above 4 KiB,
  *          by 2-3 us at 2 ranks: combined messages of 1 KiB blocks cross it
- *          where direct's do not (issue 9)
+ *          where direct's do not (the series versus-mpi-peer)
  *
  * Every point is the median over repetitions of (batch time / calls),
  * maximised over the ranks; the points of all series are measured
