@@ -51,6 +51,25 @@ int iso__route_first_of(const int *pairs, int n, long long rank)
     return lo;
 }
 
+int iso__route_graph_slot(const int *src_pairs, int n, char *filled, long long source,
+                          long long ord, int *slot)
+{
+    int at = ord >= 0 && ord < n ? iso__route_first_of(src_pairs, n, source) + (int)ord : -1;
+    if (at < 0 || at >= n || src_pairs[2 * at] != source || filled[src_pairs[2 * at + 1]])
+        return 0;
+    *slot = src_pairs[2 * at + 1];
+    filled[*slot] = 1;
+    return 1;
+}
+
+int iso__route_note_size(size_t **msgsize, int *cap, int m, size_t bytes)
+{
+    int err = iso__grow(msgsize, cap, m + 1, sizeof **msgsize);
+    if (err == MPI_SUCCESS)
+        (*msgsize)[m] = bytes;
+    return err;
+}
+
 /* ---- before planning ------------------------------------------------------------- */
 
 /* Unsigned arithmetic: up to 16 dimensions overflow 64 bits, which must
@@ -237,7 +256,7 @@ int iso__sparse_algorithm_option(const iso_table *t, iso_sparse_context ctx, con
                           context_names[ctx], names);
 }
 
-/* ---- what a routed exchange did (vpt: its stages; sharing: its two) ---------------------------------------------------- */
+/* ---- what a routed exchange did (vpt: its stages; sharing: its two) --------------- */
 
 int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
                          long long bytes[], long long *forwarded, long long *buffer_bytes)

@@ -173,6 +173,15 @@ void iso__route_plan_free(iso_route_plan *p);
  * rank r is pairs[2 * (iso__route_first_of(pairs, n, r) + k) + 1]. */
 int *iso__route_sorted_pairs(const int *list, int n);
 int iso__route_first_of(const int *pairs, int n, long long rank);
+/* The receive slot of the ord-th block from source under the graph rule
+ * (src_pairs: the sorted pairs of the n receive sources), marked in
+ * filled[]: 1 and *slot, or 0 if there is no such slot or it was filled
+ * already (the caller's plan is then wrong: it names its routing). */
+int iso__route_graph_slot(const int *src_pairs, int n, char *filled, long long source,
+                          long long ord, int *slot);
+/* Records that message m of a plan has bytes bytes (*msgsize grown as
+ * needed, capacity *cap): the sizes the arena is reserved from. */
+int iso__route_note_size(size_t **msgsize, int *cap, int m, size_t bytes);
 
 /* The agreement before planning a routed exchange (collective over
  * priv->comm; every process calls it, also with err set).  Unless err is

@@ -263,25 +263,13 @@ static int run_planner(pattern_t *P)
 
 /* ---- the schedule ------------------------------------------------------------ */
 
-static int note_size(plan_t *pl, int m, size_t bytes)
-{
-    int err = iso__grow(&pl->msgsize, &pl->msgsize_cap, m + 1, sizeof *pl->msgsize);
-    if (err == MPI_SUCCESS)
-        pl->msgsize[m] = bytes;
-    return err;
-}
-
 /* Delivers piece src, the ord-th block from source q, into its slot (the
  * graph rule; the SDDE's slots are made in the same form). */
 static int deliver(plan_t *pl, int q, long long ord, iso_piece src)
 {
-    int at = -1, slot = -1;
-    if (ord >= 0 && ord < pl->nrecv)
-        at = iso__route_first_of(pl->src_pairs, pl->nrecv, q) + (int)ord;
-    if (at < 0 || at >= pl->nrecv || pl->src_pairs[2 * at] != q ||
-        pl->filled[slot = pl->src_pairs[2 * at + 1]])
+    int slot = -1;
+    if (!iso__route_graph_slot(pl->src_pairs, pl->nrecv, pl->filled, q, ord, &slot))
         return iso__error_msg(ISO_ERR_INTERN, "sharing: a block from %d matches no source", q);
-    pl->filled[slot] = 1;
     iso_op op = {.kind = ISO_OP_DELIVER, .src = src, .slot = slot, .first = 1};
     return iso__sched_add(pl->s, &op);
 }
@@ -303,7 +291,7 @@ static int end_send(plan_t *pl, int m, int peer, int tag, size_t bytes)
                    .nblocks = pl->s->msgs[m].n};
     int err = iso__sched_add(pl->s, &pack);
     if (!err && !(err = iso__sched_add(pl->s, &send)))
-        err = note_size(pl, m, bytes);
+        err = iso__route_note_size(&pl->msgsize, &pl->msgsize_cap, m, bytes);
     return err;
 }
 
@@ -344,7 +332,8 @@ static int round0(plan_t *pl)
         if (err || m < 0)
             continue;
         iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = q, .tag = 0};
-        if ((err = iso__sched_add(pl->s, &recv)) || (err = note_size(pl, m, bytes)))
+        if ((err = iso__sched_add(pl->s, &recv)) ||
+            (err = iso__route_note_size(&pl->msgsize, &pl->msgsize_cap, m, bytes)))
             break;
         for (long long e = P->start[q]; e < P->start[q + 1] && !err; e++)
             if (carrier(P, e) == me && P->targets[e] == me)
@@ -427,7 +416,8 @@ static int round1(plan_t *pl)
         if (err)
             break;
         iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = s, .tag = 1};
-        if ((err = iso__sched_add(pl->s, &recv)) || (err = note_size(pl, m, bytes)))
+        if ((err = iso__sched_add(pl->s, &recv)) ||
+            (err = iso__route_note_size(&pl->msgsize, &pl->msgsize_cap, m, bytes)))
             break;
         for (long long j = from; j < i && !err; j++)
             for (long long k = 0; k < P->nblocks[list[j].e] && !err; k++)

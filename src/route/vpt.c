@@ -235,15 +235,6 @@ fn_exit:
     return err;
 }
 
-/* Records the byte size of message m (for buffers reserved up front). */
-static int note_size(plan_t *pl, int m, size_t bytes)
-{
-    int err = iso__grow(&pl->msgsize, &pl->msgsize_cap, m + 1, sizeof *pl->msgsize);
-    if (err == MPI_SUCCESS)
-        pl->msgsize[m] = bytes;
-    return err;
-}
-
 /* Submessage it has arrived here (it stays for the remaining stages): a
  * DELIVER in the local stage of the current round, so the message that
  * brought it may die once its other entries are forwarded (sched/arena.c).
@@ -251,21 +242,17 @@ static int note_size(plan_t *pl, int m, size_t bytes)
  * sources are unknown (the SDDE), the next arrival, which is recorded. */
 static int deliver(plan_t *pl, const item *it)
 {
-    int slot = pl->ndelivered, at = -1, err = MPI_SUCCESS;
+    int slot = pl->ndelivered, err = MPI_SUCCESS;
     if (it->h.dest != pl->rank || it->h.bytes > INT_MAX)
         return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage for another process");
     if (pl->sources == NULL) {
         if ((err = iso__grow(&pl->arrived, &pl->arrived_cap, slot + 1, sizeof *pl->arrived)))
             return err;
         pl->arrived[slot] = (iso_route_arrival){(int)it->h.src, (int)it->h.bytes};
-    } else {
-        if (it->h.ord >= 0 && it->h.ord < pl->nrecv)
-            at = iso__route_first_of(pl->src_pairs, pl->nrecv, it->h.src) + (int)it->h.ord;
-        if (at < 0 || at >= pl->nrecv || pl->src_pairs[2 * at] != it->h.src ||
-            pl->filled[slot = pl->src_pairs[2 * at + 1]])
-            return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
-                                  it->h.src);
-        pl->filled[slot] = 1;
+    } else if (!iso__route_graph_slot(pl->src_pairs, pl->nrecv, pl->filled, it->h.src,
+                                      it->h.ord, &slot)) {
+        return iso__error_msg(ISO_ERR_INTERN, "VPT: a submessage from %lld matches no source",
+                              it->h.src);
     }
     pl->ndelivered++;
     iso_op op = {.kind = ISO_OP_DELIVER, .src = it->piece, .slot = slot, .first = 1};
@@ -382,7 +369,7 @@ static int plan_stage(plan_t *pl, int d)
             iso_op send = {.kind = ISO_OP_SEND_MSG, .msg = m, .peer = peer, .tag = d,
                            .nblocks = cnt[j]};
             if (!(err = iso__sched_add(pl->s, &pack)) && !(err = iso__sched_add(pl->s, &send)))
-                err = note_size(pl, m, bytes);
+                err = iso__route_note_size(&pl->msgsize, &pl->msgsize_cap, m, bytes);
         }
     }
     for (int j = 0; j < k && !err; j++) {
@@ -416,7 +403,8 @@ static int plan_stage(plan_t *pl, int d)
         }
         if (!err) {
             iso_op recv = {.kind = ISO_OP_RECV_MSG, .msg = m, .peer = peer, .tag = d};
-            if (!(err = iso__sched_add(pl->s, &recv)) && !(err = note_size(pl, m, bytes)))
+            if (!(err = iso__sched_add(pl->s, &recv)) &&
+                !(err = iso__route_note_size(&pl->msgsize, &pl->msgsize_cap, m, bytes)))
                 err = deliver_arrived(pl, from);
         }
     }
