@@ -112,6 +112,18 @@ static int graph_of(MPI_Comm comm, compat_topo **graph)
     return err;
 }
 
+/* *graph: the emulated graph of comm, which must have one (the queries of
+ * a distributed graph: MPI_ERR_COMM, MPI_ERR_TOPOLOGY otherwise). */
+static int graph_required(MPI_Comm comm, compat_topo **graph)
+{
+    int err;
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = graph_of(comm, graph)) != MPI_SUCCESS)
+        return err;
+    return *graph == NULL ? raise_on(comm, MPI_ERR_TOPOLOGY) : MPI_SUCCESS;
+}
+
 /* Is comm Cartesian?  PMPI_Cartdim_get reports without calling the error
  * handler (SMPI calls it in the MPI_ layer only). */
 static int is_cart(MPI_Comm comm, int *cart)
@@ -453,12 +465,8 @@ int iso_smpi_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outde
 {
     compat_topo *g;
     int err;
-    if (comm == MPI_COMM_NULL)
-        return raise_on(comm, MPI_ERR_COMM);
-    if ((err = graph_of(comm, &g)) != MPI_SUCCESS)
+    if ((err = graph_required(comm, &g)) != MPI_SUCCESS)
         return err;
-    if (g == NULL)
-        return raise_on(comm, MPI_ERR_TOPOLOGY);
     *indegree = g->indegree;
     *outdegree = g->outdegree;
     *weighted = g->weighted;
@@ -471,12 +479,8 @@ int iso_smpi_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[],
 {
     compat_topo *g;
     int err;
-    if (comm == MPI_COMM_NULL)
-        return raise_on(comm, MPI_ERR_COMM);
-    if ((err = graph_of(comm, &g)) != MPI_SUCCESS)
+    if ((err = graph_required(comm, &g)) != MPI_SUCCESS)
         return err;
-    if (g == NULL)
-        return raise_on(comm, MPI_ERR_TOPOLOGY);
     if (maxindegree < 0 || maxoutdegree < 0)
         return raise_on(comm, MPI_ERR_ARG);
     for (int k = 0; k < g->indegree && k < maxindegree; k++) {
