@@ -14,7 +14,8 @@
  *   sharing_plan.c  message sharing's planner (pure computation)
  *   sharing.c  message sharing's execution: the pattern gathered, the
  *              planner run everywhere, the two-stage plan
- *   plan.c     what every routing shares: the plan type, the send-buffer
+ *   plan.c     what every routing shares: the plan type, the graph rule's
+ *              slot lookup and message sizes, the send-buffer
  *              check and the agreement before planning, the plan cache,
  *              the environment of the irregular exchanges, and
  *              Iso_request_vpt_info
