@@ -18,7 +18,8 @@
  *     exchange waits (processes finish the two in different orders);
  *   - thousands of calls at 1-2 ranks (no leaks under make asan).
  *   - two-level maps (regions inside nodes) under ISO_LOCALITY=package and
- *     numa: the regions, the data, one message per remote region;
+ *     numa: the regions, the data, one message per remote region, and vpt
+ *     with iso_vpt_locality=node embedding those regions;
  * Node maps are set with setenv on every rank, then a fresh MPI_Comm_dup
  * of MPI_COMM_WORLD reads them (the library reads ISO_NODE_MAP when a
  * communicator's locality is first computed).
@@ -574,12 +575,16 @@ static void two_level(int kind, int *region)
                 alltoallv_oracle(&x, algs[a], 1500 + (unsigned)level);
                 check_aggregation(&x, algs[a], region, 1600 + (unsigned)kind);
             }
+            /* the VPT embedding of the same regions (iso_vpt_locality=node) */
+            setenv("ISO_VPT_LOCALITY", "node", 1);
+            run_patterns(&x, "vpt", NOBODY, 1700 + (unsigned)kind);
+            unsetenv("ISO_VPT_LOCALITY");
             ctx_free(&x);
         }
         MPI_Comm_free(&comm);
         unsetenv("ISO_LOCALITY");
-        tap_result(MPI_COMM_WORLD, "%s: regions, locality algorithms, one message per region",
-                   where);
+        tap_result(MPI_COMM_WORLD, "%s: regions, locality algorithms, one message per region, "
+                   "vpt embedding", where);
     }
     unsetenv("ISO_NODE_MAP");
     free(map);
