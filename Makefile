@@ -62,6 +62,9 @@ CFLAGS   ?= $(OPT) $(WARN)
 ALLCFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -Isrc -fPIC $(CFLAGS) $(SANFLAGS) $(SMPI_CFLAGS)
 LIBCFLAGS = $(ALLCFLAGS) -DISOCOLL_BUILDING -fvisibility=hidden
 
+# hwloc (libhwloc-dev) finds the package and NUMA domain of each process
+# (src/topo/locality.c): every program linked with the library links it.
+LIBS     := -lhwloc
 LIB_SRC  := $(wildcard src/*/*.c) $(wildcard datatypes/*.c)
 LIB_HDR  := include/isocoll.h $(wildcard src/*/*.h)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -97,17 +100,17 @@ $(BUILD)/libisocoll.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libisocoll.so: $(LIB_OBJ)
-	$(MPICC) -shared -Wl,-soname,$(SONAME) $(SANFLAGS) -o $@ $^
+	$(MPICC) -shared -Wl,-soname,$(SONAME) $(SANFLAGS) -o $@ $^ $(LIBS)
 	ln -sf libisocoll.so $(BUILD)/$(SONAME)
 
 # Test programs link the static library (and the stencil library part).
 $(BUILD)/tests/%: tests/%.c $(TEST_HDR) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) -Istencil $(EXTRA_CFLAGS) $< $(EXTRA_SRC) $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a -lm
+	$(MPICC) $(ALLCFLAGS) -Istencil $(EXTRA_CFLAGS) $< $(EXTRA_SRC) $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a $(LIBS) -lm
 
 $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) $(BENCH_CFLAGS) -Istencil $< $(EXTRA_SRC) $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a $(BENCH_LIBS) -lm
+	$(MPICC) $(ALLCFLAGS) $(BENCH_CFLAGS) -Istencil $< $(EXTRA_SRC) $(STENCIL_LIB) -o $@ $(BUILD)/libisocoll.a $(BENCH_LIBS) $(LIBS) -lm
 
 $(VPTMODEL_USERS): EXTRA_SRC = $(VPTMODEL)
 $(VPTMODEL_USERS): EXTRA_CFLAGS = -Ibench
@@ -136,11 +139,11 @@ FORCE:
 
 $(BUILD)/stencil/isostencil: stencil/isostencil.c bench/bench.h $(STENCIL_LIB) $(STENCIL_HDR) $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) -Istencil $(filter %.c %.a,$^) -o $@ -lm
+	$(MPICC) $(ALLCFLAGS) -Istencil $(filter %.c %.a,$^) -o $@ $(LIBS) -lm
 
 $(EXAMPLE): examples/example.c $(BUILD)/libisocoll.a
 	@mkdir -p $(@D)
-	$(MPICC) $(ALLCFLAGS) $^ -o $@
+	$(MPICC) $(ALLCFLAGS) $^ -o $@ $(LIBS)
 
 tests: $(TEST_BIN) $(if $(wildcard stencil/isostencil.c),$(BUILD)/stencil/isostencil)
 examples: $(EXAMPLE)

@@ -17,16 +17,20 @@
  * the ranks.  Reported: median and quartiles over the repetitions
  * (microseconds), the ratio of medians to personalized, and the messages
  * of one call (MPI_Isend, MPI_Issend, MPI_Put through the profiling
- * interface) of the busiest process: total and inter-node.
+ * interface) of the busiest process: total, inter-node, and to another
+ * package of the same node (a two-level map).
  *
  *   mpiexec -n P sdde [--matrix PATH[,PATH...]] [--reps N] [--iters K]
- *       [--nodes N | --node-map LIST] [--variants LIST] [--forms v,c]
+ *       [--nodes N | --node-map LIST] [--locality LEVEL] [--variants LIST]
+ *       [--forms v,c]
  *
  * Nodes: the library's (shared memory, or ISO_NODE_MAP from the
  * environment), or a pretend layout set by --nodes N (N nodes of
  * consecutive ranks, sizes differing by at most one) or --node-map LIST
- * (ISO_NODE_MAP syntax); either sets ISO_NODE_MAP before the benchmark's
- * communicator is made.  On one machine a pretend layout changes which
+ * (ISO_NODE_MAP syntax, node[.package[.numa]] entries included); either
+ * sets ISO_NODE_MAP before the benchmark's communicator is made.
+ * --locality LEVEL gives every variant info iso_locality=LEVEL (node,
+ * package, numa, auto).  On one machine a pretend layout changes which
  * messages count as inter-node, not what they cost: it shows message
  * counts, not network gains.  See bench/README.md. */
 #include <isocoll.h>
@@ -44,29 +48,35 @@ static int rank, nprocs;
 /* ---- counting the library's messages (MPI profiling interface) ------------
  * The library is linked statically, so its MPI_Isend, MPI_Issend and
  * MPI_Put calls come here.  Counting is on only around single calls made
- * to count, never while timing.  Messages on a communicator of the world's
- * size (the private duplicate of the benchmark's world duplicate) have the
- * world's ranks; smaller ones are the node communicators, inside a node. */
+ * to count, never while timing.  A destination is translated to its world
+ * rank through the communicator's (window's) group: the private duplicates
+ * have the world's ranks, the node (region) communicators their own. */
 static int counting;
-static const int *node_of; /* node of each world rank */
-static long long count_msgs, count_inter, count_isend, count_issend, count_put;
+static const int *node_of;    /* node of each world rank */
+static const int *package_of; /* package (in its node) of each world rank */
+static long long count_msgs, count_inter, count_package, count_isend, count_issend, count_put;
 
 static void count(int dest, MPI_Comm comm, MPI_Win win)
 {
-    int size = 0;
+    MPI_Group g, world;
+    int w = MPI_UNDEFINED;
     if (!counting)
         return;
     count_msgs++;
-    if (win != MPI_WIN_NULL) {
-        MPI_Group g;
+    if (win != MPI_WIN_NULL)
         PMPI_Win_get_group(win, &g);
-        PMPI_Group_size(g, &size);
-        PMPI_Group_free(&g);
-    } else {
-        PMPI_Comm_size(comm, &size);
-    }
-    if (size == nprocs && dest >= 0 && dest < nprocs && node_of[dest] != node_of[rank])
+    else
+        PMPI_Comm_group(comm, &g);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    PMPI_Group_translate_ranks(g, 1, &dest, world, &w);
+    PMPI_Group_free(&g);
+    PMPI_Group_free(&world);
+    if (w < 0 || w >= nprocs)
+        return;
+    if (node_of[w] != node_of[rank])
         count_inter++;
+    else if (package_of[w] != package_of[rank])
+        count_package++;
 }
 
 int MPI_Isend(const void *buf, int n, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -164,7 +174,7 @@ static void sends_free(sends_t *s)
 typedef struct {
     char name[32];
     MPI_Info info;
-    long long msgs, inter, isend, issend, put; /* one call, this process */
+    long long msgs, inter, package, isend, issend, put; /* one call, this process */
     double *t;                                 /* per repetition */
 } variant_t;
 
@@ -243,7 +253,7 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
     sends_t s = pattern(m, rank);
     int *order = xmalloc(sizeof(int) * (size_t)nv), ref = -1, auto_v = -1;
     unsigned seed = 12345u;
-    long long mine[2], most[2];
+    long long mine[3], most[3];
     if (rank == 0)
         printf("\n### %s, %s (%s), %d ranks\n\n", mname,
                variable ? "Iso_alltoallv_crs" : "Iso_alltoall_crs",
@@ -264,10 +274,11 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
             continue;
         }
         counting = 1;
-        count_msgs = count_inter = count_isend = count_issend = count_put = 0;
+        count_msgs = count_inter = count_package = count_isend = count_issend = count_put = 0;
         TRY(one_call(&s, variable, &v[k], comm, &r));
         counting = 0;
-        v[k].msgs = count_msgs, v[k].inter = count_inter, v[k].isend = count_isend;
+        v[k].msgs = count_msgs, v[k].inter = count_inter, v[k].package = count_package;
+        v[k].isend = count_isend;
         v[k].issend = count_issend, v[k].put = count_put;
         bad = verify(m, variable, &r, v[k].name);
         free(r.src), free(r.counts), free(r.vals);
@@ -301,20 +312,21 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
     }
     if (rank == 0)
         printf("| variant | median us | q1 us | q3 us | / personalized | msgs (busiest) | "
-               "inter-node msgs (busiest) |\n|---|---:|---:|---:|---:|---:|---:|\n");
+               "inter-node msgs (busiest) | inter-package msgs in node (busiest) |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int k = 0; k < nv; k++) {
         double med;
         if (v[k].t == NULL)
             continue;
-        mine[0] = v[k].msgs, mine[1] = v[k].inter;
-        MPI_Allreduce(mine, most, 2, MPI_LONG_LONG, MPI_MAX, comm);
+        mine[0] = v[k].msgs, mine[1] = v[k].inter, mine[2] = v[k].package;
+        MPI_Allreduce(mine, most, 3, MPI_LONG_LONG, MPI_MAX, comm);
         med = quantile(v[k].t, reps, 0.5);
         if (rank == 0) {
             printf("| %s | %.1f | %.1f | %.1f | ", v[k].name, med * 1e6,
                    quantile(v[k].t, reps, 0.25) * 1e6, quantile(v[k].t, reps, 0.75) * 1e6);
             if (ref >= 0)
                 printf("%.2f", med / quantile(v[ref].t, reps, 0.5));
-            printf(" | %lld | %lld |\n", most[0], most[1]);
+            printf(" | %lld | %lld | %lld |\n", most[0], most[1], most[2]);
         }
     }
     /* auto's pick: the fixed variants that send the same messages of the
@@ -329,6 +341,7 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
             if (best < 0 || quantile(v[k].t, reps, 0.5) < quantile(v[best].t, reps, 0.5))
                 best = k;
             same = v[k].msgs == v[auto_v].msgs && v[k].inter == v[auto_v].inter &&
+                   v[k].package == v[auto_v].package &&
                    v[k].isend == v[auto_v].isend && v[k].issend == v[auto_v].issend &&
                    v[k].put == v[auto_v].put;
             MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, comm);
@@ -354,19 +367,28 @@ static void usage(void)
 {
     if (rank == 0)
         fprintf(stderr, "usage: sdde [--matrix PATH[,PATH...]] [--reps N] [--iters K] "
-                        "[--nodes N | --node-map LIST] [--variants LIST] [--forms v,c]\n");
+                        "[--nodes N | --node-map LIST] [--locality LEVEL] [--variants LIST] "
+                        "[--forms v,c]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
-/* Node of every world rank: the map in ISO_NODE_MAP, or shared memory. */
-static int *nodes_of_world(void)
+/* Node of every world rank, and its package in package[]: the map in
+ * ISO_NODE_MAP (node[.package[.numa]], the library checks it), or shared
+ * memory (package 0). */
+static int *nodes_of_world(int *package)
 {
     int *node = xmalloc(sizeof(int) * (size_t)nprocs), key;
     const char *map = getenv("ISO_NODE_MAP");
+    for (int r = 0; r < nprocs; r++)
+        package[r] = 0;
     if (map && *map) {
         const char *p = map;
         for (int r = 0; r < nprocs; r++) {
             node[r] = (int)strtol(p, (char **)&p, 10);
+            if (*p == '.')
+                package[r] = (int)strtol(p + 1, (char **)&p, 10);
+            while (*p && *p != ',')
+                p++;
             if (*p == ',')
                 p++;
         }
@@ -387,11 +409,11 @@ int main(int argc, char **argv)
 {
     const char *matrices = "tests/data/west0479.mtx";
     char variants[256] = "personalized,nbx,rma,locality-personalized,locality-nbx,auto";
-    char forms[16] = "v,c", *map = NULL, *tok;
+    char forms[16] = "v,c", *map = NULL, *tok, *level = NULL;
     int reps = 21, iters = 5, nodes = 0, nv = 0, nnodes = 0;
     variant_t v[MAXV];
     MPI_Comm comm;
-    int *node;
+    int *node, *package;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -410,6 +432,8 @@ int main(int argc, char **argv)
             nodes = atoi(val);
         else if (!strcmp(argv[a], "--node-map"))
             map = strdup(val);
+        else if (!strcmp(argv[a], "--locality"))
+            level = strdup(val);
         else if (!strcmp(argv[a], "--variants"))
             snprintf(variants, sizeof variants, "%s", val);
         else if (!strcmp(argv[a], "--forms"))
@@ -432,8 +456,10 @@ int main(int argc, char **argv)
     }
     if (map)
         setenv("ISO_NODE_MAP", map, 1);
-    node = nodes_of_world();
+    package = xmalloc(sizeof(int) * (size_t)nprocs);
+    node = nodes_of_world(package);
     node_of = node;
+    package_of = package;
     for (int r = 0; r < nprocs; r++) {
         int seen = 0;
         for (int q = 0; q < r; q++)
@@ -445,17 +471,19 @@ int main(int argc, char **argv)
         snprintf(v[nv].name, sizeof v[nv].name, "%s", tok);
         MPI_Info_create(&v[nv].info);
         MPI_Info_set(v[nv].info, "iso_sparse_algorithm", tok);
+        if (level)
+            MPI_Info_set(v[nv].info, "iso_locality", level);
         v[nv].t = NULL;
     }
     if (rank == 0) {
         char host[MPI_MAX_PROCESSOR_NAME];
         int len;
         MPI_Get_processor_name(host, &len);
-        printf("# sdde: %d ranks on %s, %d node%s (%s), reps %d, iters %d\n", nprocs, host,
-               nnodes, nnodes == 1 ? "" : "s",
+        printf("# sdde: %d ranks on %s, %d node%s (%s), iso_locality %s, reps %d, iters %d\n",
+               nprocs, host, nnodes, nnodes == 1 ? "" : "s",
                map ? "pretend layout ISO_NODE_MAP: message counts only, not network gains"
                    : "shared memory",
-               reps, iters);
+               level ? level : "(default: node)", reps, iters);
         printf("# time per call = batch time / iters, max over ranks; median [q1, q3] over "
                "repetitions\n");
     }
@@ -480,6 +508,8 @@ int main(int argc, char **argv)
         MPI_Info_free(&v[k].info);
     MPI_Comm_free(&comm);
     free(node);
+    free(package);
+    free(level);
     free(map);
     MPI_Finalize();
     return 0;

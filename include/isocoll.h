@@ -476,7 +476,12 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * becomes (s, the nodes balanced over n - 1 dimensions).  Any other node
  * sizes or placement: the same embedding (processes grouped node by node
  * fill the lines of dimension 0 one after another), always a valid VPT;
- * stage 0 then stays inside a node only where a node fills whole lines.  iso_verify is accepted and ignored.  Other
+ * stage 0 then stays inside a node only where a node fills whole lines.
+ * iso_locality (ISO_LOCALITY) "node" (default) | "package" | "numa" |
+ * "auto" (node, for now): the regions the embedding uses instead of whole
+ * nodes (the processes of one package or NUMA domain of a node; see
+ * Iso_alltoall_crs, "Nodes", for how they are found); another value is
+ * ISO_ERR_INFO.  iso_verify is accepted and ignored.  Other
  * "iso_" keys are ISO_ERR_INFO; an unknown algorithm ISO_ERR_ALGORITHM
  * (in the environment, the SDDE's names, which mean nothing here, are
  * ignored).
@@ -615,6 +620,10 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  *     program (they may wait forever).
  *   iso_vpt_dims, iso_vpt_n, iso_vpt_locality  the VPT of vpt (as on graph
  *                            communicators)
+ *   iso_locality             (ISO_LOCALITY) node (default) | package | numa |
+ *                            auto (node, for now): the regions of the
+ *                            locality algorithms and of iso_vpt_locality
+ *                            (below); another value is ISO_ERR_INFO
  * Other keys starting with "iso_" are ISO_ERR_INFO (keys of other
  * libraries are ignored).  An unknown algorithm name is ISO_ERR_ALGORITHM
  * (names are case-insensitive).  ISO_VERBOSE=1: rank 0 prints the
@@ -626,9 +635,18 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
  * MPI_COMM_WORLD in rank order ("0,1,0,1,1": two nodes of 2 and 3
  * processes, ranks interleaved); communicators take the node of each
  * member's world rank.  Nodes may differ in size and hold any ranks.  The
- * layout is computed at a communicator's first call and kept until the
- * communicator is freed; MPI_Comm_dup starts afresh (and reads
- * ISO_NODE_MAP again).  A malformed map is ISO_ERR_INFO on every process.
+ * locality algorithms work on regions: the nodes, or with iso_locality
+ * package (numa) the processes of a node whose binding lies in one package
+ * (NUMA domain), as hwloc reports them.  A node where some process is not
+ * bound inside one such object (unbound on a machine of several packages,
+ * or bound across several) is one region (ISO_VERBOSE=1 says so once).
+ * A map entry may give the levels below the node too:
+ * node[.package[.numa]] ("0.0,0.1,1.0,1.0": two nodes, the first of two
+ * packages; missing ids are 0).  The layout is computed at a
+ * communicator's first call at a level and kept until the communicator is
+ * freed; MPI_Comm_dup starts afresh (and reads ISO_NODE_MAP again).  A
+ * malformed map is ISO_ERR_INFO on every process, and so are processes
+ * asking for different levels on a communicator's first call at them.
  *
  * Errors (through comm's error handler): comm MPI_COMM_NULL (raised on
  * MPI_COMM_WORLD) or an intercommunicator: ISO_ERR_ARG; negative send_nnz,

@@ -17,6 +17,9 @@
  *   - a pending nonblocking neighbor alltoall progresses while the
  *     exchange waits (processes finish the two in different orders);
  *   - thousands of calls at 1-2 ranks (no leaks under make asan).
+ *   - two-level maps (regions inside nodes) under ISO_LOCALITY=package and
+ *     numa: the regions, the data, one message per remote region, and vpt
+ *     with iso_vpt_locality=node embedding those regions;
  * Node maps are set with setenv on every rank, then a fresh MPI_Comm_dup
  * of MPI_COMM_WORLD reads them (the library reads ISO_NODE_MAP when a
  * communicator's locality is first computed).
@@ -355,13 +358,14 @@ static void set_map(const int *node, int p)
     free(s);
 }
 
-/* The library's view of comm (a duplicate of MPI_COMM_WORLD) against the
- * map, and the balance of its pairing. */
-static void check_locality(MPI_Comm comm, const int *node, const char *where)
+/* The library's view of comm (a duplicate of MPI_COMM_WORLD) at `level`
+ * against the map's regions (node: the region of each rank), and the
+ * balance of its pairing. */
+static void check_locality(MPI_Comm comm, int level, const int *node, const char *where)
 {
     const iso_locality *l;
-    int p = nprocs, rc = iso__locality_get(comm, &l);
-    CHECK(rc == MPI_SUCCESS, "%s: iso__locality_get rc=%d", where, rc);
+    int p = nprocs, rc = iso__locality_at(comm, level, &l);
+    CHECK(rc == MPI_SUCCESS, "%s: iso__locality_at rc=%d", where, rc);
     if (rc != MPI_SUCCESS)
         return;
     for (int a = 0; a < p; a++)
@@ -433,7 +437,7 @@ static void check_aggregation(const ctx_t *x, const char *alg, const int *node, 
     MPI_Info_delete(x->info_noverify, "iso_sparse_algorithm");
     CHECK(rc == MPI_SUCCESS, "%s %s: aggregation case rc=%d", x->where, alg, rc);
     if (is_locality(alg))
-        CHECK(inter_sent <= nodes, "%s %s: %ld inter-node messages for %d remote nodes", x->where,
+        CHECK(inter_sent == nodes, "%s %s: %ld inter-node messages for %d remote nodes", x->where,
               alg, inter_sent, nodes);
     else
         CHECK_EQ_INT(inter_sent, remote, "%s %s: inter-node messages", x->where, alg);
@@ -444,6 +448,7 @@ static void check_aggregation(const ctx_t *x, const char *alg, const int *node, 
 }
 
 /* ---- test groups ------------------------------------------------------------------ */
+
 static void run_patterns(const ctx_t *x, const char *alg, int npat, unsigned seed)
 {
     for (int pat = 0; pat < npat; pat++)
@@ -527,6 +532,65 @@ static void progress_together(void)
     nbh_free(&nb);
 }
 
+/* Two-level layout `kind` (0: nodes 3+5 at 8, the first one package, the
+ * second two of 2 and 3 processes with NUMA halves in the larger;
+ * 1: interleaved nodes, random packages of 1..3 per node, random NUMA
+ * halves), checked at levels package and numa; region[] holds the
+ * expected region of each rank (distinct per (node, package[, numa])). */
+static void two_level(int kind, int *region)
+{
+    static const char *const lname[] = {"node", "package", "numa"};
+    int p = nprocs, *nd = malloc(sizeof(int) * 3 * (size_t)p), *pk = nd + p, *nm = nd + 2 * p;
+    char *map = malloc((size_t)p * 36 + 1);
+    unsigned st = 777u + (unsigned)kind;
+    int len = 0;
+    for (int r = 0; r < p; r++) {
+        if (kind == 0) {
+            nd[r] = r < (3 * p + 7) / 8 ? 1 : 0;
+            pk[r] = nd[r] == 0 && r % 3 == 0;
+            nm[r] = pk[r] == 0 && nd[r] == 0 && r % 2;
+        } else {
+            nd[r] = r % 2 + 4;
+            pk[r] = (int)(oracle_rand(&st) % (unsigned)(nd[r] == 4 ? 2 : 3));
+            nm[r] = (int)(oracle_rand(&st) % 2);
+        }
+        len += sprintf(map + len, "%s%d.%d.%d", r ? "," : "", nd[r], pk[r], nm[r]);
+    }
+    setenv("ISO_NODE_MAP", map, 1);
+    for (int level = ISO_LEVEL_PACKAGE; level <= ISO_LEVEL_NUMA; level++) {
+        MPI_Comm comm;
+        char where[64];
+        for (int r = 0; r < p; r++)
+            region[r] = (nd[r] * 4 + pk[r]) * 2 + (level == ISO_LEVEL_NUMA ? nm[r] : 0);
+        setenv("ISO_LOCALITY", lname[level], 1);
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        snprintf(where, sizeof where, "two-level map %d at %s", kind, lname[level]);
+        {
+            ctx_t x = ctx_make(comm, where);
+            check_locality(comm, level, region, where);
+            for (int a = 0; a < NALGS; a++) {
+                if (!is_locality(algs[a]))
+                    continue;
+                run_patterns(&x, algs[a], NOBODY, 1400 + (unsigned)kind);
+                alltoallv_oracle(&x, algs[a], 1500 + (unsigned)level);
+                check_aggregation(&x, algs[a], region, 1600 + (unsigned)kind);
+            }
+            /* the VPT embedding of the same regions (iso_vpt_locality=node) */
+            setenv("ISO_VPT_LOCALITY", "node", 1);
+            run_patterns(&x, "vpt", NOBODY, 1700 + (unsigned)kind);
+            unsetenv("ISO_VPT_LOCALITY");
+            ctx_free(&x);
+        }
+        MPI_Comm_free(&comm);
+        unsetenv("ISO_LOCALITY");
+        tap_result(MPI_COMM_WORLD, "%s: regions, locality algorithms, one message per region, "
+                   "vpt embedding", where);
+    }
+    unsetenv("ISO_NODE_MAP");
+    free(map);
+    free(nd);
+}
+
 int main(int argc, char **argv)
 {
     int big, *node, nmaps;
@@ -582,7 +646,7 @@ int main(int argc, char **argv)
         snprintf(where, sizeof where, "map %s", map_name[kind]);
         {
             ctx_t x = ctx_make(comm, where);
-            check_locality(comm, node, where);
+            check_locality(comm, ISO_LEVEL_NODE, node, where);
             /* The other algorithms do not depend on the layout (auto picks
              * personalized below 64 processes): their inter-node messages
              * are counted once, for comparison. */
@@ -607,6 +671,14 @@ int main(int argc, char **argv)
         tap_result(MPI_COMM_WORLD, "%s: locality pairing, aggregation, locality algorithms",
                    where);
     }
+
+    /* Two-level pretend maps (ISO_NODE_MAP "node.package.numa"), uneven at
+     * both levels, under ISO_LOCALITY=package and numa: the regions are
+     * (node, package) and (node, package, numa) pairs; the locality
+     * algorithms deliver, and send at most one message per remote region. */
+    if (nprocs >= 3 && !big)
+        for (int kind = 0; kind < 2; kind++)
+            two_level(kind, node);
 
     /* A subcommunicator (odd and even world ranks, in reverse order) with a
      * map: nodes through world ranks. */

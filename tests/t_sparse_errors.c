@@ -308,7 +308,8 @@ static void comm_errors(MPI_Info info)
 
 static void env_errors(void)
 {
-    static const char *const maps[] = {"0,,1", "a", "1,2,", "-1", "0 1", "99999999999"};
+    static const char *const maps[] = {"0,,1", "a", "1,2,", "-1", "0 1", "99999999999",
+                                       "0.1.2.3", "0..1", "0.", ".1", "1.-1", "0.1,"};
     char what[64 * 4 + 32];
     /* a map entry for every world rank, one of them malformed, or wrong counts */
     for (size_t k = 0; k < sizeof maps / sizeof maps[0] + 2; k++) {
@@ -345,6 +346,7 @@ static void env_errors(void)
         static const char *const bad[][2] = {{"ISO_SPARSE_ALGORITHM", "fastest"},
                                              {"ISO_VPT_N", "two"},
                                              {"ISO_VPT_LOCALITY", "rack"},
+                                             {"ISO_LOCALITY", "socket"},
                                              {"ISO_VERIFY", "perhaps"}};
         for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
             call_t c = good(0, MPI_COMM_WORLD, MPI_INFO_NULL);
@@ -371,6 +373,28 @@ static void env_errors(void)
         c = good(0, MPI_COMM_WORLD, info);
         expect_err(call(&c), ISO_ERR_INFO, "iso_verify=maybe");
         MPI_Info_free(&info);
+    }
+    { /* iso_locality: the message names the key, the value and the levels */
+        static const char *const bad[] = {"socket", "node ", "l3", "node,package"};
+        for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+            MPI_Info info;
+            call_t c;
+            char str[MPI_MAX_ERROR_STRING + 1] = "", desc[64];
+            int len = 0, rc;
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "iso_sparse_algorithm",
+                         k % 2 ? "locality-nbx" : "locality-personalized");
+            MPI_Info_set(info, "iso_locality", bad[k]);
+            c = good(0, MPI_COMM_WORLD, info);
+            snprintf(desc, sizeof desc, "info iso_locality=\"%s\"", bad[k]);
+            rc = call(&c);
+            expect_err(rc, ISO_ERR_INFO, desc);
+            if (rc != MPI_SUCCESS)
+                MPI_Error_string(rc, str, &len);
+            CHECK(strstr(str, "iso_locality") && strstr(str, "node, package, numa, auto"),
+                  "%s: the message names the key and the levels: \"%s\"", desc, str);
+            MPI_Info_free(&info);
+        }
     }
 }
 

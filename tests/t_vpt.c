@@ -267,17 +267,34 @@ static void env_cases(int p, const char *dims_s)
  * ranks): the shape becomes (node size, nodes) for nodes of one size, and
  * the VPT ranks follow the documented embedding (members grouped by node,
  * VPT rank (g mod k_0) * stride_0 + g / k_0); stage 0 then stays inside
- * nodes.  Data against the oracle, statistics against that embedding. */
-static void locality_case(int p, const int *node, const char *what)
+ * nodes.  Data against the oracle, statistics against that embedding.
+ * With pkg (a package id per rank, ids below 8) the map has two levels
+ * ("node.package") and iso_locality=package: the regions embedded are the
+ * (node, package) pairs, and the expectations are computed on those. */
+static void locality_case(int p, const int *nodes, const int *pkg, const char *what)
 {
-    char map[512] = "";
+    char map[1024] = "";
     int nn = 0, sizes[64] = {0}, order[64], members[64], vrank[64], dims[2], m = 0, same = 1;
+    int node[64], seen[64 * 8];
+    for (int k = 0; k < 64 * 8; k++)
+        seen[k] = -1;
+    for (int r = 0; r < p; r++) { /* regions numbered densely from 0 */
+        int id = pkg ? nodes[r] * 8 + pkg[r] : nodes[r];
+        if (seen[id] < 0)
+            seen[id] = nn++;
+        node[r] = seen[id];
+    }
+    nn = 0;
     MPI_Info info;
     gpattern g;
     MPI_Comm comm;
     Iso_request req = ISO_REQUEST_NULL;
     for (int r = 0; r < p; r++) {
-        snprintf(map + strlen(map), sizeof map - strlen(map), "%s%d", r ? "," : "", node[r]);
+        if (pkg)
+            snprintf(map + strlen(map), sizeof map - strlen(map), "%s%d.%d", r ? "," : "",
+                     nodes[r], pkg[r]);
+        else
+            snprintf(map + strlen(map), sizeof map - strlen(map), "%s%d", r ? "," : "", node[r]);
         nn = node[r] + 1 > nn ? node[r] + 1 : nn;
         sizes[node[r]]++;
     }
@@ -313,6 +330,8 @@ static void locality_case(int p, const int *node, const char *what)
     MPI_Info_set(info, "iso_sparse_algorithm", "vpt");
     MPI_Info_set(info, "iso_vpt_n", "2");
     MPI_Info_set(info, "iso_vpt_locality", "node");
+    if (pkg)
+        MPI_Info_set(info, "iso_locality", "package");
     gpattern_make(&g, PAT_DENSE, p, 41u, 3, 0);
     comm = gpattern_comm(&g, MPI_INFO_NULL);
     g_case(&g, comm, FORM_A2AV, CALL_PERSISTENT, info, 2, ocomm, &req, what);
@@ -322,8 +341,9 @@ static void locality_case(int p, const int *node, const char *what)
         Iso_request_free(&req);
     }
     g_vrank = NULL;
-    /* stage 0 inside nodes when nodes fill lines of dimension 0 */
-    if (same && nn > 1)
+    /* stage 0 inside nodes when nodes (of more than one process) fill lines
+     * of dimension 0 */
+    if (same && nn > 1 && sizes[0] > 1)
         for (int a = 0; a < p; a++)
             for (int b = 0; b < p; b++) {
                 int at = vrank[a], c[2], cb[2], next, who = -1;
@@ -350,11 +370,27 @@ static void locality_cases(int p)
     for (int r = 0; r < p; r++) /* interleaved nodes of one size */
         node[r] = p % 2 == 0 ? r % 2 : r % p == 0;
     if (p % 2 == 0)
-        locality_case(p, node, "interleaved equal nodes");
+        locality_case(p, node, NULL, "interleaved equal nodes");
     for (int r = 0; r < p; r++) /* uneven: one small node at the end */
         node[r] = r >= p - 1 - (p > 4);
-    locality_case(p, node, "uneven nodes");
+    locality_case(p, node, NULL, "uneven nodes");
     tap_result(MPI_COMM_WORLD, "vpt with iso_vpt_locality=node on pretend node maps");
+    if (p % 4 == 0) { /* two nodes of two equal packages, ranks interleaved */
+        int pkg[64];
+        for (int r = 0; r < p; r++)
+            node[r] = r % 2, pkg[r] = r / 2 % 2;
+        locality_case(p, node, pkg, "two nodes of two equal packages");
+    }
+    { /* uneven at both levels: the small node last, the large one split 1:2 */
+        int pkg[64];
+        for (int r = 0; r < p; r++)
+            node[r] = r >= p - 1 - (p > 4);
+        for (int r = 0; r < p; r++)
+            pkg[r] = node[r] == 0 && r % 3 == 1;
+        locality_case(p, node, pkg, "uneven nodes and packages");
+    }
+    tap_result(MPI_COMM_WORLD, "vpt with iso_vpt_locality=node, iso_locality=package on "
+                               "two-level maps");
 }
 
 /* iso_sparse_algorithm=auto: n from the cost model and the pattern's

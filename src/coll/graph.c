@@ -71,7 +71,7 @@ static int set_verify(void *ctx, const char *key, const char *value, const char 
 static const iso_option_key graph_keys[] = {
     {"iso_sparse_algorithm", set_algorithm}, {"iso_vpt_dims", set_vpt},
     {"iso_vpt_n", set_vpt},                  {"iso_vpt_locality", set_vpt},
-    {"iso_verify", set_verify}};
+    {"iso_locality", set_vpt},               {"iso_verify", set_verify}};
 
 static int options_read(iso_graph_opts *o, MPI_Info info, int env)
 {

@@ -55,7 +55,7 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     long long gen = -1;
     /* sharing has no shape: its key is the routing alone */
     iso_route_key key = {.routing = sharing ? ISO_ROUTE_SHARING : ISO_ROUTE_VPT,
-                         .locality = sharing ? 0 : o->vpt.locality};
+                         .locality = sharing ? 0 : iso__vpt_embedding(&o->vpt)};
     /* same[1]: the generation of the cached plans; max: auto's statistics
      * (largest out-degree, largest mean bytes per edge) and the vote, a
      * miss anywhere being a miss everywhere */

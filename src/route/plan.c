@@ -118,7 +118,8 @@ int iso__route_agree(iso_priv *priv, int err, const iso_args *a, int nsend,
         return rc;
     if (ag->differs == 0)
         return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different routing shapes "
-                                                 "(iso_vpt_dims, iso_vpt_n, iso_vpt_locality)");
+                                                 "(iso_vpt_dims, iso_vpt_n, iso_vpt_locality, "
+                                                 "iso_locality)");
     return MPI_SUCCESS;
 }
 
@@ -216,7 +217,8 @@ const iso_env_option iso__sparse_env_options[ISO_SPARSE_NENV] = {
     {"ISO_SPARSE_ALGORITHM", "iso_sparse_algorithm"},
     {"ISO_VPT_DIMS", "iso_vpt_dims"},
     {"ISO_VPT_N", "iso_vpt_n"},
-    {"ISO_VPT_LOCALITY", "iso_vpt_locality"}};
+    {"ISO_VPT_LOCALITY", "iso_vpt_locality"},
+    {"ISO_LOCALITY", "iso_locality"}};
 
 /* The vocabulary of iso_sparse_algorithm: each word and the contexts it is
  * valid in (bit ISO_CTX_*), so that a word of one context read in the

@@ -67,15 +67,25 @@ int iso__vpt_stride(int n, const int dims[], int d);
 int iso__vpt_coord(int n, const int dims[], int d, int r);
 
 /* ---- the VPT (vpt.c) ------------------------------------------------------------- */
-/* The VPT options (iso_vpt_dims, iso_vpt_n, iso_vpt_locality). */
+/* The VPT options (iso_vpt_dims, iso_vpt_n, iso_vpt_locality), and the
+ * level of the locality regions (iso_locality), which the SDDE's
+ * locality-aware algorithms read from here too. */
 typedef struct {
     int n;                            /* iso_vpt_n, 0: not given */
     int ndims, dims[ISO_VPT_MAXDIMS]; /* iso_vpt_dims, ndims 0: not given */
-    int locality;                     /* iso_vpt_locality: 0 none, 1 node */
+    int locality;                     /* iso_vpt_locality: 0 none, 1 embed the regions */
+    int level;                        /* iso_locality: ISO_LEVEL_* (topo.h) */
 } iso_vpt_opts;
 
-/* One key iso_vpt_dims, iso_vpt_n or iso_vpt_locality into *o (p
- * processes; where: "info KEY" or "environment VAR", for errors). */
+/* The embedding o asks for: 0 none, else 1 + the level of its regions;
+ * what cached VPTs and plans are told apart by. */
+static inline int iso__vpt_embedding(const iso_vpt_opts *o)
+{
+    return o->locality ? 1 + o->level : 0;
+}
+
+/* One key iso_vpt_dims, iso_vpt_n, iso_vpt_locality or iso_locality into
+ * *o (p processes; where: "info KEY" or "environment VAR", for errors). */
 int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
                     const char *where);
 /* The shape the options give for p processes (n == 1: direct). */
@@ -85,7 +95,7 @@ int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
  * Cartesian communicator whose rank r is VPT rank r, with its own private
  * communicator for the library's messages. */
 typedef struct iso_vpt_s {
-    int n, dims[ISO_VPT_MAXDIMS], locality;
+    int n, dims[ISO_VPT_MAXDIMS], locality; /* locality: iso__vpt_embedding */
     MPI_Comm cart;
     iso_priv *priv;         /* on cart */
     int *vrank;             /* [p] VPT rank of each rank of the base communicator (NULL: the same) */
@@ -147,7 +157,7 @@ enum { ISO_ROUTE_VPT, ISO_ROUTE_SHARING };
 typedef struct {
     int routing;                 /* ISO_ROUTE_* */
     int n, dims[ISO_VPT_MAXDIMS]; /* VPT: the shape (n 0: auto, not chosen yet) */
-    int locality;                /* VPT: iso_vpt_locality */
+    int locality;                /* VPT: iso__vpt_embedding */
 } iso_route_key;
 
 typedef struct {
@@ -249,7 +259,7 @@ void iso__route_cache_free(iso_route_cache *c);
 /* ---- the environment of the irregular exchanges (plan.c) -------------------------- */
 /* ISO_SPARSE_ALGORITHM, ISO_VPT_DIMS, ISO_VPT_N, ISO_VPT_LOCALITY, read in
  * this order by graph communicators and Iso_*_crs alike. */
-#define ISO_SPARSE_NENV 4
+#define ISO_SPARSE_NENV 5
 extern const iso_env_option iso__sparse_env_options[ISO_SPARSE_NENV];
 
 /* iso_sparse_algorithm is one key with one vocabulary read in two

@@ -89,8 +89,9 @@ static void drop_world_vpts(void)
     iso__world_attr_delete(vpt_keyval);
 }
 
-/* The locality embedding (iso_vpt_locality=node): with g(r) the position
- * of rank r in the ranks grouped node by node (iso_locality.members), VPT
+/* The locality embedding (iso_vpt_locality=node; its regions are nodes,
+ * or packages or NUMA domains with iso_locality): with g(r) the position
+ * of rank r in the ranks grouped region by region (iso_locality.members), VPT
  * rank (g mod k_0) * stride_0 + g / k_0.  Consecutive members of a node
  * thus share every coordinate but the first, so stage 0 stays inside the
  * node wherever a node's members fill whole lines of dimension 0 (nodes of
@@ -115,7 +116,7 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
     *out = NULL;
     /* locality, balanced shape, nodes of one size s dividing p: the first
      * dimension is the node (k_0 = s), the others balanced over the nodes */
-    if (o->locality && (err = iso__locality_get(base, &loc)) != MPI_SUCCESS)
+    if (o->locality && (err = iso__locality_at(base, o->level, &loc)) != MPI_SUCCESS)
         return err;
     if (loc && o->ndims == 0 && n >= 2 && loc->min_node_size == loc->max_node_size &&
         loc->nnodes > 1 && loc->min_node_size > 1) {
@@ -140,7 +141,7 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
         }
     }
     for (v = list->head; v; v = v->next)
-        if (v->n == n && v->locality == o->locality &&
+        if (v->n == n && v->locality == iso__vpt_embedding(o) &&
             !memcmp(v->dims, dims, sizeof(int) * (size_t)n)) {
             *out = v;
             return MPI_SUCCESS;
@@ -148,7 +149,7 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
     if ((v = calloc(1, sizeof *v)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     v->n = n;
-    v->locality = o->locality;
+    v->locality = iso__vpt_embedding(o);
     memcpy(v->dims, dims, sizeof(int) * (size_t)n);
     v->cart = MPI_COMM_NULL;
     for (int d = 0; d < n; d++)
@@ -535,8 +536,10 @@ int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
         }
         return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (none, node)", where, value);
     }
+    if (!strcmp(key, "iso_locality"))
+        return iso__locality_option(where, value, &o->level);
     return iso__error_msg(ISO_ERR_INFO, "unknown info key %s (iso_vpt_dims, iso_vpt_n, "
-                                        "iso_vpt_locality)", key);
+                                        "iso_vpt_locality, iso_locality)", key);
 }
 
 /* The shape of options o for p processes; n == 1 means direct. */

@@ -42,7 +42,8 @@ static int set_vpt(void *ctx, const char *key, const char *value, const char *wh
 static const iso_option_key crs_keys[] = {
     {"iso_sparse_algorithm", set_algorithm}, {"iso_verify", set_bool},
     {"iso_vpt_dims", set_vpt},               {"iso_vpt_n", set_vpt},
-    {"iso_vpt_locality", set_vpt},           {"verbose", set_bool}};
+    {"iso_vpt_locality", set_vpt},           {"iso_locality", set_vpt},
+    {"verbose", set_bool}};
 
 /* ISO_VERIFY and ISO_VERBOSE, info's iso_verify, the rest of the
  * environment (iso__sparse_env_options), then info.  iso_verify is settled
@@ -189,9 +190,11 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
 static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt)
 {
     iso_agreement ag = {.nsame = 2, .same = {algorithm}};
-    unsigned long long h = (unsigned long long)vpt->n * 131u + (unsigned)vpt->locality;
+    unsigned long long h = ((unsigned long long)vpt->n * 131u + (unsigned)vpt->locality) * 131u +
+                           (unsigned)vpt->level;
     int e;
-    /* the VPT options too: processes whose shapes differ would plan apart */
+    /* the VPT options and the locality level too: processes whose shapes or
+     * regions differ would plan apart */
     for (int d = 0; d < vpt->ndims; d++)
         h = h * 131u + (unsigned)vpt->dims[d];
     ag.same[1] = (long long)(h >> 2);
@@ -202,7 +205,8 @@ static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt)
                                                  "(iso_sparse_algorithm, ISO_SPARSE_ALGORITHM)");
     if (ag.differs == 1)
         return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different VPT shapes "
-                                                 "(iso_vpt_dims, iso_vpt_n, iso_vpt_locality)");
+                                                 "(iso_vpt_dims, iso_vpt_n, iso_vpt_locality, "
+                                                 "iso_locality)");
     return MPI_SUCCESS;
 }
 
@@ -320,8 +324,9 @@ static void report_choice(const char *fn, MPI_Comm comm, int constant, int reque
     last[constant][0] = requested;
     last[constant][1] = alg;
     iso__report_choice(comm, fn, requested == ISO_SDDE_AUTO, iso__sdde_algorithms[alg].name,
-                       " (%d processes, %d node%s)", loc->size, loc->nnodes,
-                       loc->nnodes == 1 ? "" : "s");
+                       " (%d processes, %d %s%s%s)", loc->size, loc->nnodes,
+                       loc->level == ISO_LEVEL_NODE ? "node" : "region", loc->nnodes == 1 ? "" : "s",
+                       loc->level == ISO_LEVEL_NODE ? "" : " of iso_locality");
 }
 
 static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options_t *opt,
@@ -330,13 +335,15 @@ static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options
     const iso_sdde_algorithm *a;
     iso_sdde_req *r = NULL;
     int p, err, algorithm = opt->algorithm;
-    if ((err = iso__locality_get(c->priv->comm, &c->loc)) != MPI_SUCCESS ||
+    if ((err = iso__locality_at(c->priv->comm, c->vpt.level, &c->loc)) != MPI_SUCCESS ||
         (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
         return err;
     if (algorithm == ISO_SDDE_AUTO)
         algorithm = iso__sdde_select(p, c->loc->nnodes, c->constant);
-    if (opt->verbose)
+    if (opt->verbose) {
         report_choice(fn, comm, c->constant, opt->algorithm, algorithm, c->loc);
+        iso__locality_report(comm, c->loc);
+    }
     a = &iso__sdde_algorithms[algorithm];
     c->tag = iso__tags_reserve(c->priv, ISO_SDDE_NTAGS);
     if ((err = a->make(c, comm, &r)) != MPI_SUCCESS)

@@ -79,7 +79,7 @@ static int sdde_routed(const iso_sdde_call *c, MPI_Comm comm, int routing, iso_s
     iso_priv *priv = c->priv;
     iso_args a;
     int sharing = routing == ISO_ROUTE_SHARING;
-    iso_route_key key = {.routing = routing, .locality = sharing ? 0 : c->vpt.locality};
+    iso_route_key key = {.routing = routing, .locality = sharing ? 0 : iso__vpt_embedding(&c->vpt)};
     iso_agreement ag = {.nsame = 1};
     int p, rank, n, dims[ISO_VPT_MAXDIMS], err;
     size_t total = 0;

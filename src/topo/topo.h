@@ -4,9 +4,10 @@
  *   neighborhood.c  isomorphic neighborhoods attached to Cartesian
  *                   communicators, with the private communicator and the
  *                   schedules cached for them (Iso_neighborhood_*)
- *   locality.c      which processes share a node (ISO_NODE_MAP or shared
- *                   memory), cached per communicator, and the pairing of
- *                   processes across nodes of any sizes
+ *   locality.c      which processes share a region: a node (ISO_NODE_MAP or
+ *                   shared memory), or a package or NUMA domain inside one
+ *                   (hwloc), cached per communicator and level, and the
+ *                   pairing of processes across regions of any sizes
  * The neighborhood holds schedules (sched/) but never builds one: the
  * collectives (coll/) do. */
 #ifndef ISO_TOPO_H
@@ -91,32 +92,56 @@ int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state);
 int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode,
                     int verbose);
 
-/* ---- locality: nodes of a communicator (locality.c) ------------------------ */
+/* ---- locality: regions of a communicator (locality.c) ---------------------- */
+/* The level of the regions (iso_locality, ISO_LOCALITY; auto is node). */
+enum { ISO_LEVEL_NODE, ISO_LEVEL_PACKAGE, ISO_LEVEL_NUMA, ISO_NLEVELS };
+
+/* One value of iso_locality into *level (where: "info KEY" or
+ * "environment VAR", for the INFO error naming the levels). */
+int iso__locality_option(const char *where, const char *value, int *level);
+
 /* A node is a set of processes that share memory
  * (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)), or, if the environment
- * variable ISO_NODE_MAP is set, what it says: a comma-separated node id
- * (non-negative integer) for every rank of MPI_COMM_WORLD, in world rank
- * order; a communicator's ranks take the node of their world rank.  Nodes
- * may differ in size and hold any ranks.  Node ids here are 0..nnodes-1, in
- * the order of the nodes' lowest ranks. */
+ * variable ISO_NODE_MAP is set, what it says: a comma-separated entry for
+ * every rank of MPI_COMM_WORLD, in world rank order, each a node id and
+ * optionally a package id inside the node and a NUMA id inside the package
+ * ("node[.package[.numa]]", non-negative integers, missing ones 0); a
+ * communicator's ranks take the entry of their world rank.  At level node
+ * the regions are the nodes; at level package (numa) each node is divided
+ * by the package (NUMA node) whose processors hold the process's binding
+ * (hwloc), or by the map's ids.  A node where hwloc cannot place every
+ * process in one object of the level (unbound on a machine of several,
+ * bound across several) is one region (whole_nodes counts them).
+ * The fields keep the word "node" for a region of the level: the
+ * algorithms treat a region as the nodes they were written for.  Regions
+ * may differ in size and hold any ranks; ids are 0..nnodes-1, in the order
+ * of the regions' lowest ranks. */
 typedef struct {
     int size;           /* processes of the communicator */
-    int nnodes;
-    int *node;          /* [size] node of each rank */
-    int *local;         /* [size] rank within its node (in rank order) */
-    int *node_first;    /* [nnodes + 1] node n is members[node_first[n] .. node_first[n+1]) */
-    int *members;       /* [size] the ranks grouped by node, ascending in each */
+    int level;          /* ISO_LEVEL_* of the regions */
+    int nnodes;         /* regions */
+    int whole_nodes;    /* nodes taken whole: hwloc could not place their processes */
+    int *node;          /* [size] region of each rank */
+    int *local;         /* [size] rank within its region (in rank order) */
+    int *node_first;    /* [nnodes + 1] region n is members[node_first[n] .. node_first[n+1]) */
+    int *members;       /* [size] the ranks grouped by region, ascending in each */
     int min_node_size, max_node_size;
-    MPI_Comm node_comm; /* this process's node: comm split by node, rank = local rank */
+    MPI_Comm node_comm; /* this process's region: comm split by region, rank = local rank */
 } iso_locality;
 
-/* The locality of comm, computed on first use (collective over comm then:
- * an allgather and a split) and cached on comm until it is freed.
- * ISO_NODE_MAP is read at that first use; MPI_Comm_dup does not copy the
- * cache, so a duplicate reads the map again.  A malformed map (not a
- * non-negative integer for each world rank) is the INFO code on every
- * process. */
+/* The regions of comm at `level`, computed on first use of the level
+ * (collective over comm then: an allgather, which also checks that all
+ * asked for the same level, and a split) and cached on comm until it is
+ * freed.  ISO_NODE_MAP is read at that first use; MPI_Comm_dup does not
+ * copy the cache, so a duplicate reads the map again.  A malformed map
+ * (not one entry for each world rank), or processes asking for different
+ * levels, is the INFO code on every process. */
+int iso__locality_at(MPI_Comm comm, int level, const iso_locality **out);
+/* The nodes: iso__locality_at(comm, ISO_LEVEL_NODE, out). */
 int iso__locality_get(MPI_Comm comm, const iso_locality **out);
+/* ISO_VERBOSE: rank 0 of comm says, once per process, that l has nodes
+ * taken whole (nothing if it has none). */
+void iso__locality_report(MPI_Comm comm, const iso_locality *l);
 
 static inline int iso__node_size(const iso_locality *l, int n)
 {
