@@ -129,6 +129,7 @@ typedef struct {
     long long overhead;           /* source -> partner messages that were not messages before */
     double volume_ratio;          /* bytes moved / bytes of direct (1 without bytes) */
     double phase1_mavg;           /* mean messages per process after phase I */
+    long long *load;              /* [K] messages each process sends (both stages) */
 } iso_sharing;
 
 /* Plans message sharing for pat into *out (sender allocated here).

@@ -692,7 +692,9 @@ int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *ou
             out->volume_ratio = (direct + forwarded) / direct;
     }
     out->sender = P.sender;
+    out->load = P.load;
     P.sender = NULL;
+    P.load = NULL;
     plan_free(&P);
     return MPI_SUCCESS;
 fail:
@@ -705,6 +707,8 @@ void iso__sharing_free(iso_sharing *s)
 {
     if (s != NULL) {
         free(s->sender);
+        free(s->load);
         s->sender = NULL;
+        s->load = NULL;
     }
 }
