@@ -64,13 +64,20 @@
  *     average of the current loads), or if Pmax and its load are those of
  *     the previous iteration.
  *  2. alpha = (load(Pmax) - load(Pmin)) / 2 rounded down.
- *  3. Pmax's initial targets t ascending, while fewer than alpha moved:
+ *  3. The targets t Pmax sends to now (its SendSet' after phase I and the
+ *     moves so far: its own and those it forwards to; the thesis's
+ *     adjacency'), ascending, while fewer than alpha moved:
  *     move (Pmax, t) to Pmin -- ALL the messages Pmax sends to t, its own
  *     and those it forwards (the thesis shares the entry of SendSet') --
  *     if t != Pmin, t is no partner of Pmax, no message of (Pmax, t) was
  *     moved in this phase before (never share back what was received),
  *     and no source of them other than Pmax and Pmin that gets Pmin as a
- *     new partner would reach load(Pmax) by it.  The sources of forwarded
+ *     new partner would pass load(Pmax) by it (reaching it is allowed:
+ *     such a source usually has several messages forwarded by Pmax, and
+ *     once all have moved it drops Pmax as a partner again; forbidding
+ *     the tie stopped phase II at forwarders, 36.0 against 33.6 in the
+ *     geometric mean of bench/results/2026-11-25-sharing-counts-2.txt's
+ *     K = 512 rows).  The sources of forwarded
  *     messages then send them to Pmin directly: still one hop, and their
  *     new partner message is counted (the thesis counts neither).
  *  4. Stop if nothing moved.
@@ -246,6 +253,8 @@ typedef struct {
     /* (sender, target) slots: the messages the sender sends to the target */
     pairmap tmap;
     int *thead, *ttail, *tcount, ntslot, captslot;
+    int *starget, *snext; /* per slot: its target, the sender's next slot */
+    int *sfirst;          /* [K] each sender's last slot made, -1 */
     /* (source, partner) slots: how many of source's messages partner sends */
     pairmap qmap;
     int *qcount, nqslot, capqslot;
@@ -314,7 +323,8 @@ static int tslot_get(plan *P, int a, int b)
     if (P->ntslot == P->captslot) {
         int cap = P->captslot;
         if (grow(&P->thead, &cap, sizeof(int)) || grow(&P->ttail, &cap, sizeof(int)) ||
-            grow(&P->tcount, &cap, sizeof(int))) {
+            grow(&P->tcount, &cap, sizeof(int)) || grow(&P->starget, &cap, sizeof(int)) ||
+            grow(&P->snext, &cap, sizeof(int))) {
             P->err = MPI_ERR_NO_MEM;
             return -1;
         }
@@ -328,6 +338,9 @@ static int tslot_get(plan *P, int a, int b)
     P->ntslot++;
     P->thead[s] = P->ttail[s] = -1;
     P->tcount[s] = 0;
+    P->starget[s] = b;
+    P->snext[s] = P->sfirst[a];
+    P->sfirst[a] = s;
     return s;
 }
 
@@ -532,7 +545,7 @@ static int partner_cost(const plan *P, int s, int q)
 
 /* May (pmax, t) move to pmin?  Pmax sends to t, no message of it was
  * received in this phase, and no source of its messages other than Pmax
- * would reach lmax by the new partner pmin. */
+ * would pass lmax by the new partner pmin. */
 static int shareable2(const plan *P, int pmax, int t, int pmin, long long lmax)
 {
     int slot = pairmap_get(&P->tmap, (long long)pmax * P->K + t);
@@ -542,27 +555,40 @@ static int shareable2(const plan *P, int pmax, int t, int pmin, long long lmax)
         int s = P->src[e];
         if (P->moved2[e])
             return 0;
-        if (s != pmax && s != pmin && P->load[s] + partner_cost(P, s, pmin) >= lmax)
+        if (s != pmax && s != pmin && P->load[s] + partner_cost(P, s, pmin) > lmax)
             return 0;
     }
     return 1;
 }
 
-static void phase2(plan *P)
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+static int phase2(plan *P)
 {
     int K = P->K, prev = -1;
+    int *cand = malloc((size_t)K * sizeof *cand); /* Pmax's current targets */
     long long prevload = -1;
+    if (cand == NULL)
+        return MPI_ERR_NO_MEM;
     for (;;) {
-        int pmax = P->hmax.h[0];
+        int pmax = P->hmax.h[0], ncand = 0;
         int pmin = P->hmin.h[0] == pmax ? heap_second(&P->hmin) : P->hmin.h[0];
         if (pmin < 0 || (double)P->load[pmax] <= (double)P->total / K + 1.0)
             break;
         if (pmax == prev && P->load[pmax] == prevload)
             break;
         prev = pmax, prevload = P->load[pmax];
+        for (int sl = P->sfirst[pmax]; sl != -1; sl = P->snext[sl])
+            if (P->tcount[sl] > 0)
+                cand[ncand++] = P->starget[sl];
+        qsort(cand, (size_t)ncand, sizeof *cand, cmp_int);
         long long lmax = P->load[pmax], alpha = (lmax - P->load[pmin]) / 2, moved = 0;
-        for (long long i = P->start[pmax]; i < P->start[pmax + 1] && moved < alpha; i++) {
-            int t = P->tgt[i];
+        for (int i = 0; i < ncand && moved < alpha; i++) {
+            int t = cand[i];
             if (t == pmin || qslot_count(P, pmax, t) != 0 || !shareable2(P, pmax, t, pmin, lmax))
                 continue;
             int slot = pairmap_get(&P->tmap, (long long)pmax * K + t);
@@ -574,6 +600,8 @@ static void phase2(plan *P)
         if (moved == 0 || P->err)
             break;
     }
+    free(cand);
+    return P->err;
 }
 
 /* ---- the planner ---------------------------------------------------------------- */
@@ -603,6 +631,9 @@ static void plan_free(plan *P)
     free(P->next);
     pairmap_free(&P->tmap);
     free(P->thead);
+    free(P->starget);
+    free(P->snext);
+    free(P->sfirst);
     free(P->ttail);
     free(P->tcount);
     pairmap_free(&P->qmap);
@@ -638,8 +669,12 @@ int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *ou
     P.next = malloc(m1 * sizeof *P.next);
     P.load = calloc((size_t)K, sizeof *P.load);
     P.moved2 = calloc(m1, 1);
+    P.sfirst = malloc((size_t)K * sizeof *P.sfirst);
+    if (P.sfirst != NULL)
+        for (int p = 0; p < K; p++)
+            P.sfirst[p] = -1;
     if (P.src == NULL || P.sender == NULL || P.next == NULL || P.load == NULL ||
-        P.moved2 == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K) ||
+        P.moved2 == NULL || P.sfirst == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K) ||
         pairmap_init(&P.pairs, (size_t)K)) {
         rc = MPI_ERR_NO_MEM;
         goto fail;
@@ -668,8 +703,8 @@ int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *ou
         goto fail;
     out->phase1_mmax = P.load[P.hmax.h[0]];
     out->phase1_mavg = (double)P.total / K;
-    if (phases >= 2)
-        phase2(&P);
+    if (phases >= 2 && (rc = phase2(&P)) != MPI_SUCCESS)
+        goto fail;
     if ((rc = P.err) != MPI_SUCCESS)
         goto fail;
     out->phase2_mmax = P.load[P.hmax.h[0]];
