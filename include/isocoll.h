@@ -449,7 +449,14 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *           min(mmax, sum(k_d - 1)) messages, mmax * sum(1 - 1/k_d) block
  *           hops, n phases (twice that for the header exchange of blocking
  *           and nonblocking calls).  An explicit iso_vpt_dims is kept.
- *           auto never chooses sharing.
+ *           auto also weighs sharing (below): at the first auto call on a
+ *           communicator the destinations are gathered and planned once
+ *           (two allgathers; the figures depend on the neighbor lists
+ *           alone), and sharing is chosen when its counted bottleneck -- 2
+ *           phases, the plan's most messages of one process and most
+ *           blocks one process sends, its own plus those it forwards --
+ *           models cheaper than direct and the best T_n.  The same choice
+ *           on every process.
  *   sharing message sharing (Duymus 2021): the pattern (who sends how many
  *           bytes to whom) is gathered once per plan and every process runs
  *           the same deterministic planner, which pairs processes so that a
