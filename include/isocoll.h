@@ -541,6 +541,25 @@ ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstage
                                  long long bytes[], long long *forwarded,
                                  long long *buffer_bytes);
 
+/* What a message-sharing exchange did (iso_sparse_algorithm=sharing, or
+ * auto's choice of it; graph communicators): for request, made by a *_init
+ * call, the figures of Iso_request_vpt_info for its two stages --
+ * messages[0] its stage-0 messages (one per partner), messages[1] its
+ * stage-1 messages (one per target), bytes[] and *forwarded as there (-1
+ * before a completed start) -- and *overhead, the stage-0 messages that
+ * carry nothing of its own for the partner (the thesis's overhead
+ * messages: they exist only because of the sharing).  *buffer_bytes: the
+ * peak of the message buffers, as for vpt.  It peaks where stage 0 turns
+ * into stage 1: the stage-0 messages received (what this process forwards)
+ * are alive until they are packed into its stage-1 messages, so a
+ * forwarder holds its forwarded bytes twice; sharing evens out messages,
+ * not bytes, and its forwarders can hold several times a VPT process's
+ * buffer.  ISO_ERR_REQUEST if request is not a sharing request;
+ * ISO_ERR_ARG for NULL outputs. */
+ISO_API int Iso_request_sharing_info(Iso_request request, int messages[2], long long bytes[2],
+                                     long long *forwarded, int *overhead,
+                                     long long *buffer_bytes);
+
 /* ---------------------------------------------------------------------- */
 /* Sparse dynamic data exchange (src/sparse/; DESIGN.md explains the
  * algorithms).  Every process knows the messages it sends and their

@@ -11,7 +11,10 @@
  * communicator but the oracle's counted, and compared with
  *   - load[rank] of the planner (iso__sharing_plan) run here on the
  *     process-level pattern the test generated itself,
- *   - the sum of the two stages' messages of Iso_request_vpt_info,
+ *   - the sum of the two stages' messages of Iso_request_vpt_info (and
+ *     Iso_request_sharing_info's figures the same), and the overhead
+ *     messages of Iso_request_sharing_info summed over the processes
+ *     against the planner's,
  *   - over all processes: the largest count is phase2_mmax and the mean is
  *     phase2_mavg (the figures bench/vptsim and the thesis's tables use);
  * and the plan every process computed is the same (a hash of its senders,
@@ -162,6 +165,22 @@ static void one_case(int kind, unsigned seed, MPI_Info info)
         }
         CHECK(sh.load[me] == nsends, "%s: the planner's load %lld, %lld sent", what,
               sh.load[me], nsends);
+        long long ovh = -1;
+        if (req != ISO_REQUEST_NULL) {
+            int sm[2] = {-1, -1}, so = -1;
+            long long sb[2], sf, sbb;
+            CHECK_EQ_INT(Iso_request_sharing_info(req, sm, sb, &sf, &so, &sbb), MPI_SUCCESS,
+                         "%s: sharing info", what);
+            CHECK(sm[0] == m[0] && sm[1] == m[1] && sb[0] == by[0] && sb[1] == by[1] &&
+                      sf == f && sbb == bb,
+                  "%s: Iso_request_sharing_info differs from Iso_request_vpt_info", what);
+            CHECK(so >= 0 && so <= sm[0], "%s: %d overhead messages of %d in stage 0", what, so,
+                  sm[0]);
+            ovh = so;
+        }
+        MPI_Allreduce(MPI_IN_PLACE, &ovh, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(ovh == sh.overhead, "%s: overhead messages %lld, the planner's %lld", what, ovh,
+              sh.overhead);
         MPI_Allreduce(MPI_IN_PLACE, &mine[0], 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         MPI_Allreduce(MPI_IN_PLACE, &mine[1], 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
         CHECK(mine[0] == sh.phase2_mmax, "%s: phase2_mmax %lld, the most sent %lld", what,

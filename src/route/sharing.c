@@ -304,14 +304,16 @@ static int round0(plan_t *pl)
     int me = P->me, m, err = MPI_SUCCESS;
     size_t bytes;
     for (long long i = P->pstart[me]; i < P->pstart[me + 1] && !err; i++) {
-        int p = P->partners[i];
+        int p = P->partners[i], own = 0;
         m = -1;
         bytes = 0;
         for (long long e = P->start[me]; e < P->start[me + 1] && !err; e++)
             if (carrier(P, e) == p) {
                 bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+                own |= P->targets[e] == p;
                 err = add_own_blocks(pl, e, &m);
             }
+        pl->s->overhead_msgs += !own; /* nothing of its own for p: the thesis's overhead */
         if (!err && m >= 0)
             err = end_send(pl, m, p, 0, bytes);
     }
