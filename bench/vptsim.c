@@ -248,10 +248,10 @@ static int has_key(const long long *keys, long long n, long long k)
  * moved (forwarded messages twice).  Stage 0: s to each partner q (the
  * forwarded messages, and s's own message to q if q is a target); stage 1:
  * every process to each target it forwards to or still has its own
- * message for.  This is the planner's load |T(p) u Q(p)| except where a
- * process forwards to a target that is also its partner: the load counts
- * that pair once, the executor sends two messages (stage 0 goes before the
- * forwarded message has arrived). */
+ * message for (a partner that is also a target of forwarded messages gets
+ * two: stage 0 goes before the forwarded message has arrived).  Written
+ * from the executor, independently of the planner's load bookkeeping, which
+ * must give the same counts (--sharing checks it). */
 static long long add_sharing_sends(const iso_pattern *pat, const int *sender, int *count)
 {
     long long ne = pat->start[pat->K], npart = 0, nk = 0;
@@ -486,7 +486,27 @@ static best_t run_matrix(const mm_matrix *mat, const char *name, int K, int n_op
     iso_pattern pat = {K, ptr, dest, bytes};
     combo all_a[ISO_VPT_MAXDIMS], all_b[ISO_VPT_MAXDIMS]; /* --combine: per shape */
     if (sharing || combine)
-        run_sharing(name, K, ptr, dest, bytes, combine, &res);
+        run_sharing(name, K, ptr, dest, bytes, 1, &res);
+    if (sharing && !combine && res.sh.sender != NULL) {
+        /* the planner's loads are what the executor sends */
+        int *count = calloc((size_t)K, sizeof *count);
+        long long total = 0, mmax = 0;
+        if (!count) {
+            fprintf(stderr, "vptsim: out of memory\n");
+            exit(2);
+        }
+        add_sharing_sends(&pat, res.sh.sender, count);
+        for (int p = 0; p < K; p++)
+            total += count[p], mmax = count[p] > mmax ? count[p] : mmax;
+        if (mmax != res.sh.phase2_mmax || fabs((double)total / K - res.sh.phase2_mavg) > 1e-9) {
+            fprintf(stderr, "vptsim: %s K=%d: the planner's loads (max %lld, avg %.2f) are not "
+                    "the executor's sends (max %lld, avg %.2f)\n", name, K, res.sh.phase2_mmax,
+                    res.sh.phase2_mavg, mmax, (double)total / K);
+            exit(2);
+        }
+        free(count);
+        iso__sharing_free(&res.sh);
+    }
     if (combine) {
         int *count = calloc((size_t)K, sizeof *count);
         long long moved, direct = 0;

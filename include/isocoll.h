@@ -449,7 +449,14 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *           min(mmax, sum(k_d - 1)) messages, mmax * sum(1 - 1/k_d) block
  *           hops, n phases (twice that for the header exchange of blocking
  *           and nonblocking calls).  An explicit iso_vpt_dims is kept.
- *           auto never chooses sharing.
+ *           auto also weighs sharing (below): at the first auto call on a
+ *           communicator the destinations are gathered and planned once
+ *           (two allgathers; the figures depend on the neighbor lists
+ *           alone), and sharing is chosen when its counted bottleneck -- 2
+ *           phases, the plan's most messages of one process and most
+ *           blocks one process sends, its own plus those it forwards --
+ *           models cheaper than direct and the best T_n.  The same choice
+ *           on every process.
  *   sharing message sharing (Duymus 2021): the pattern (who sends how many
  *           bytes to whom) is gathered once per plan and every process runs
  *           the same deterministic planner, which pairs processes so that a
@@ -538,6 +545,25 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
 ISO_API int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
                                  long long bytes[], long long *forwarded,
                                  long long *buffer_bytes);
+
+/* What a message-sharing exchange did (iso_sparse_algorithm=sharing, or
+ * auto's choice of it; graph communicators): for request, made by a *_init
+ * call, the figures of Iso_request_vpt_info for its two stages --
+ * messages[0] its stage-0 messages (one per partner), messages[1] its
+ * stage-1 messages (one per target), bytes[] and *forwarded as there (-1
+ * before a completed start) -- and *overhead, the stage-0 messages that
+ * carry nothing of its own for the partner (the thesis's overhead
+ * messages: they exist only because of the sharing).  *buffer_bytes: the
+ * peak of the message buffers, as for vpt.  It peaks where stage 0 turns
+ * into stage 1: the stage-0 messages received (what this process forwards)
+ * are alive until they are packed into its stage-1 messages, so a
+ * forwarder holds its forwarded bytes twice; sharing evens out messages,
+ * not bytes, and its forwarders can hold several times a VPT process's
+ * buffer.  ISO_ERR_REQUEST if request is not a sharing request;
+ * ISO_ERR_ARG for NULL outputs. */
+ISO_API int Iso_request_sharing_info(Iso_request request, int messages[2], long long bytes[2],
+                                     long long *forwarded, int *overhead,
+                                     long long *buffer_bytes);
 
 /* ---------------------------------------------------------------------- */
 /* Sparse dynamic data exchange (src/sparse/; DESIGN.md explains the

@@ -11,8 +11,8 @@
  *     message blurs the thesis's arithmetic;
  *   - random seeded patterns, K = 1..64 (primes included), empty lists,
  *     one-to-all, all-to-one: every sender valid and never the target,
- *     the figures recomputed here from sender[] alone (loads as distinct
- *     receivers of each process in the two stages), mmax non-increasing
+ *     the figures recomputed here from sender[] alone (loads as the
+ *     messages the executor sends in its two stages), mmax non-increasing
  *     over the phases, the same plan twice;
  *   - bad patterns give MPI_ERR_ARG.
  *
@@ -73,9 +73,13 @@ static int source_of(const iso_pattern *pat, long long e)
     return p;
 }
 
-/* The figures of plan s recomputed from its sender[] alone: process p
- * sends to every target of a message it is the sender of, and to every
- * partner that sends one of its messages; each receiver counts once. */
+/* The figures of plan s recomputed from its sender[] alone, as the
+ * executor (src/route/sharing.c) sends: process p sends one stage-1
+ * message to every partner that sends one of its messages (with p's own
+ * message to that partner, if p still sends it), and one stage-2 message
+ * to every target of the other messages it is the sender of.  A partner
+ * that is also such a target gets two: what p forwards reaches p only in
+ * stage 1.  The overhead: stage-1 messages carrying no own message. */
 typedef struct {
     long long mmax, total, overhead;
     double volume;
@@ -84,24 +88,31 @@ typedef struct {
 static figures recompute(const iso_pattern *pat, const iso_sharing *s)
 {
     int K = pat->K;
-    unsigned char *target = calloc((size_t)K * K, 1), *partner = calloc((size_t)K * K, 1);
+    unsigned char *stage2 = calloc((size_t)K * K, 1), *partner = calloc((size_t)K * K, 1);
+    unsigned char *own = calloc((size_t)K * K, 1);
     double direct = 0, moved = 0;
     for (long long e = 0; e < pat->start[K]; e++) {
         int src = source_of(pat, e), q = s->sender[e];
-        target[(size_t)q * K + pat->targets[e]] = 1;
         if (q != src)
             partner[(size_t)src * K + q] = 1;
+        else
+            own[(size_t)src * K + pat->targets[e]] = 1;
         double b = pat->bytes ? (double)pat->bytes[e] : 0;
         direct += b;
         moved += b * (q != src ? 2 : 1);
+    }
+    for (long long e = 0; e < pat->start[K]; e++) {
+        int src = source_of(pat, e), q = s->sender[e], t = pat->targets[e];
+        if (q != src || !partner[(size_t)src * K + t])
+            stage2[(size_t)q * K + t] = 1;
     }
     figures f = {0, 0, 0, 1.0};
     for (int p = 0; p < K; p++) {
         long long load = 0;
         for (int x = 0; x < K; x++) {
-            int t = target[(size_t)p * K + x], q = partner[(size_t)p * K + x];
-            load += t || q;
-            f.overhead += q && !t;
+            int t = stage2[(size_t)p * K + x], q = partner[(size_t)p * K + x];
+            load += t + q;
+            f.overhead += q && !own[(size_t)p * K + x];
         }
         f.total += load;
         if (load > f.mmax)
@@ -109,8 +120,9 @@ static figures recompute(const iso_pattern *pat, const iso_sharing *s)
     }
     if (pat->bytes && direct > 0)
         f.volume = moved / direct;
-    free(target);
+    free(stage2);
     free(partner);
+    free(own);
     return f;
 }
 

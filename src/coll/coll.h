@@ -149,6 +149,10 @@ typedef struct {
     iso_graph_opts opts;  /* environment, then the communicator's info */
     iso_route_cache *plan_cache; /* the plan of the last blocking or nonblocking routed call */
     long long plans;      /* plans those calls made (the same on every process) */
+    /* auto's figures of message sharing (iso__sharing_figures), made at the
+     * first auto call: they depend on the neighbor lists alone */
+    int sharing_known;
+    long long sharing_mmax, sharing_blocks;
 } iso_graph;
 
 /* *is_graph: is comm a distributed graph communicator?  Then *out is its

@@ -1,5 +1,5 @@
 /* The routed alltoall forms on distributed graph communicators: auto's
- * choice between direct and a VPT, the agreement, the plan (route/: a VPT
+ * choice between direct, a VPT and message sharing, the agreement, the plan (route/: a VPT
  * or message sharing; cached for blocking and nonblocking calls) and its
  * request. */
 #include "coll/coll.h"
@@ -15,8 +15,10 @@
  *   hops      mmax * sum_d (1 - 1/k_d)   (the expected hops of a random
  *             destination; direct: mmax)
  *   phases    n, plus n header rounds per call unless persistent.
- * Every process computes the same.  dims gets the chosen shape. */
-static int choose_n(int p, long long mmax, long long mean_bytes, int persistent, int dims[])
+ * Every process computes the same.  dims gets the chosen shape, *cost its
+ * modelled time. */
+static int choose_n(int p, long long mmax, long long mean_bytes, int persistent, int dims[],
+                    double *cost)
 {
     double best = 0.0, block = (double)mean_bytes + 8.0;
     int best_n = 1;
@@ -39,7 +41,21 @@ static int choose_n(int p, long long mmax, long long mean_bytes, int persistent,
             best_n = n;
         }
     }
+    *cost = best;
     return iso__vpt_dims_balanced(p, best_n, dims) == MPI_SUCCESS ? best_n : 1;
+}
+
+/* Message sharing in the same model, from its plan's counted bottleneck
+ * (iso__sharing_figures: the most messages and the most blocks one process
+ * sends): two phases; no header rounds (the sizes come with the gathered
+ * pattern, and blocking calls reuse the cached plan). */
+static double sharing_cost(const iso_graph *g, long long mean_bytes, int persistent)
+{
+    iso_figures f = {0, 0, 0, 0};
+    f.phases = 2;
+    f.msgs = (int)g->sharing_mmax;
+    f.hops = (int)g->sharing_blocks;
+    return iso__cost(&f, (double)mean_bytes + 8.0, ISO_MODE_PACK, persistent, 0);
 }
 
 /* ---- the request on a graph communicator ----------------------------------------- */
@@ -52,6 +68,7 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     int n = 0, dims[ISO_VPT_MAXDIMS] = {0}, cacheable = !persistent;
     int sharing = o->algorithm == ISO_GRAPH_SHARING;
     int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
+    double cost;
     long long gen = -1;
     /* sharing has no shape: its key is the routing alone */
     iso_route_key key = {.routing = sharing ? ISO_ROUTE_SHARING : ISO_ROUTE_VPT,
@@ -87,9 +104,24 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     memcpy(key.dims, dims, sizeof(int) * (size_t)n);
     if ((err = iso__route_agree(g->priv, err, a, g->outdegree, &key, &ag)) != MPI_SUCCESS)
         return err;
-    if (choose && (n = choose_n(g->size, ag.max[0], ag.max[1], persistent, dims)) == 1) {
-        *use_direct = 1;
-        return MPI_SUCCESS;
+    if (choose) {
+        /* the figures are the same everywhere, and so the choice */
+        n = choose_n(g->size, ag.max[0], ag.max[1], persistent, dims, &cost);
+        if (!g->sharing_known && g->size >= 3) { /* collective: the same call everywhere */
+            if ((err = iso__sharing_figures(g->priv, g->rank, g->size, g->outdegree, g->dests,
+                                            &g->sharing_mmax, &g->sharing_blocks)) != MPI_SUCCESS)
+                return err;
+            g->sharing_known = 1;
+        }
+        if (g->sharing_known && sharing_cost(g, ag.max[1], persistent) < cost) {
+            sharing = 1;
+            n = 0;
+            key.routing = ISO_ROUTE_SHARING;
+            key.locality = 0;
+        } else if (n == 1) {
+            *use_direct = 1;
+            return MPI_SUCCESS;
+        }
     }
     if (!sharing) {
         if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)

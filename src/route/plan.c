@@ -282,3 +282,27 @@ int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int m
                                         buffer_bytes);
     return iso__raise(comm, err);
 }
+
+int Iso_request_sharing_info(Iso_request request, int messages[2], long long bytes[2],
+                             long long *forwarded, int *overhead, long long *buffer_bytes)
+{
+    MPI_Comm comm = request ? request->comm : MPI_COMM_WORLD;
+    const char *alg, *mode;
+    int rounds, msgs, nstages, err;
+    long long b;
+    if (request == ISO_REQUEST_NULL)
+        return iso__raise(comm, iso__error_msg(ISO_ERR_REQUEST, "request is ISO_REQUEST_NULL"));
+    if (!messages || !bytes || !forwarded || !overhead || !buffer_bytes)
+        return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
+    if ((err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b)) ==
+            MPI_SUCCESS &&
+        strcmp(alg, "sharing") != 0)
+        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the sharing algorithm (it runs "
+                                              "%s)", alg);
+    if (err == MPI_SUCCESS)
+        err = iso__sched_request_rounds(request, 2, &nstages, messages, bytes, forwarded,
+                                        buffer_bytes);
+    if (err == MPI_SUCCESS)
+        err = iso__sched_request_overhead(request, overhead);
+    return iso__raise(comm, err);
+}

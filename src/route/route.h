@@ -139,6 +139,7 @@ typedef struct {
     long long overhead;           /* source -> partner messages that were not messages before */
     double volume_ratio;          /* bytes moved / bytes of direct (1 without bytes) */
     double phase1_mavg;           /* mean messages per process after phase I */
+    long long *load;              /* [K] messages each process sends (both stages) */
 } iso_sharing;
 
 /* Plans message sharing for pat into *out (sender allocated here).
@@ -223,6 +224,16 @@ int iso__vpt_plan(iso_vpt *v, int rank, int size, int nsend, const int *dests, i
 int iso__sharing_route_plan(iso_priv *priv, int rank, int size, int nsend, const int *dests,
                             int nrecv, const int *sources, const iso_args *a,
                             iso_route_plan *out);
+
+/* What auto weighs message sharing by (collective over priv->comm: an
+ * allgather of the pattern, the planner on every process): the pattern of
+ * this process's blocks to dests (the graph rule; blocks to itself left
+ * out) gives, the same on every process, *mmax: the messages of the most
+ * loaded process (the planner's phase2_mmax) and *blocks: the most blocks
+ * one process sends (its own once, plus those it forwards).  The figures
+ * depend on the destinations alone, not on sizes. */
+int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const int *dests,
+                         long long *mmax, long long *blocks);
 
 /* The request that runs plan for a (the one executor path of every
  * routing): the schedule's request on priv (comm: the user's, for errors)

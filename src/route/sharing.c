@@ -118,7 +118,8 @@ static int in_stage1(const pattern_t *P, long long e)
 /* ---- the pattern ------------------------------------------------------------- */
 
 /* This process's messages: per distinct target other than itself,
- * ascending, its blocks and bytes (tg[n], info[2n] = nblocks, bytes). */
+ * ascending, its blocks and bytes (tg[n], info[2n] = nblocks, bytes; the
+ * bytes 0 without a). */
 static int local_messages(plan_t *pl, const iso_args *a, int *n, int **tg, long long **info)
 {
     const int *pairs = pl->dest_pairs;
@@ -137,7 +138,7 @@ static int local_messages(plan_t *pl, const iso_args *a, int *n, int **tg, long 
             m++;
         }
         (*info)[2 * (m - 1)]++;
-        (*info)[2 * (m - 1) + 1] += iso__route_send_bytes(a, pairs[2 * k + 1]);
+        (*info)[2 * (m - 1) + 1] += a ? iso__route_send_bytes(a, pairs[2 * k + 1]) : 0;
     }
     *n = m;
     return MPI_SUCCESS;
@@ -303,14 +304,16 @@ static int round0(plan_t *pl)
     int me = P->me, m, err = MPI_SUCCESS;
     size_t bytes;
     for (long long i = P->pstart[me]; i < P->pstart[me + 1] && !err; i++) {
-        int p = P->partners[i];
+        int p = P->partners[i], own = 0;
         m = -1;
         bytes = 0;
         for (long long e = P->start[me]; e < P->start[me + 1] && !err; e++)
             if (carrier(P, e) == p) {
                 bytes += sizeof(int64_t) * (size_t)P->nblocks[e] + (size_t)P->bytes[e];
+                own |= P->targets[e] == p;
                 err = add_own_blocks(pl, e, &m);
             }
+        pl->s->overhead_msgs += !own; /* nothing of its own for p: the thesis's overhead */
         if (!err && m >= 0)
             err = end_send(pl, m, p, 0, bytes);
     }
@@ -528,6 +531,60 @@ fn_exit:
     free(pl.filled);
     free(pl.fwd);
     free(own_sources);
+    pattern_free(&pl.P);
+    return err;
+}
+
+/* ---- what auto needs ------------------------------------------------------------ */
+
+int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const int *dests,
+                         long long *mmax, long long *blocks)
+{
+    plan_t pl;
+    iso_sharing sh;
+    int err;
+    memset(&pl, 0, sizeof pl);
+    memset(&sh, 0, sizeof sh);
+    pl.P.K = size;
+    pl.P.me = rank;
+    pl.nsend = nsend;
+    pl.dests = dests;
+    *mmax = *blocks = 0;
+    if ((pl.dest_pairs = iso__route_sorted_pairs(dests, nsend)) == NULL) {
+        err = iso__error(ISO_ERR_NOMEM);
+        goto fn_exit;
+    }
+    if ((err = gather_pattern(&pl, priv->comm, NULL)) != MPI_SUCCESS)
+        goto fn_exit;
+    {
+        pattern_t *P = &pl.P;
+        iso_pattern pat = {P->K, P->start, P->targets, NULL};
+        long long *sent = calloc((size_t)P->K, sizeof *sent);
+        if (sent == NULL) {
+            err = iso__error(ISO_ERR_NOMEM);
+            goto fn_exit;
+        }
+        if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS) {
+            free(sent);
+            err = iso__error_msg(ISO_ERR_INTERN, "sharing: the planner failed on a gathered "
+                                                 "pattern (MPI class %d)", err);
+            goto fn_exit;
+        }
+        /* blocks a process sends: its own once (to a partner or to the
+         * target), and those it forwards */
+        for (long long e = 0; e < P->E; e++) {
+            sent[P->src[e]] += P->nblocks[e];
+            if (sh.sender[e] != P->src[e])
+                sent[sh.sender[e]] += P->nblocks[e];
+        }
+        for (int q = 0; q < P->K; q++)
+            *blocks = sent[q] > *blocks ? sent[q] : *blocks;
+        *mmax = sh.phase2_mmax;
+        free(sent);
+    }
+fn_exit:
+    iso__sharing_free(&sh);
+    free(pl.dest_pairs);
     pattern_free(&pl.P);
     return err;
 }

@@ -12,17 +12,23 @@
  * (a sender is never the message's target).
  *
  * THE LOAD of process p (the thesis's |SS(p)|, what mmax and mavg count) is
- * the number of distinct processes p sends to:
- *   |T(p) u Q(p)|,  T(p) = targets of the messages whose sender is p,
- *                   Q(p) = partners q != p that send one of p's messages.
- * A target and a partner that are the same process count once (the thesis:
- * sharing with Pa costs Pb a message only "if Pa is not in SendSet(Pb)";
- * the executor then sends p's own message to q with the stage-1 message).
- * The overhead is the sum over p of |Q(p) \ T(p)|: partner messages that
- * are no message to a target (table 6.4).  So the total of the loads is the
- * number of distinct (sender, target) pairs plus the overhead.  Loads are
- * kept exact through every move, so a share that costs a source a new
- * partner is counted when it is made, not ignored as in the thesis.
+ * the number of messages the executor (sharing.c) makes p send, summed
+ * over the processes t it sends to:
+ *   [t in Q(p)] + [p sends something to t in stage 2],
+ *   Q(p) = partners t != p that send one of p's messages (one stage-1
+ *   message each); in stage 2 p sends to t the messages whose sender is p
+ *   and target t, except p's own message to a partner t, which rides on
+ *   the stage-1 message to t.
+ * So a target that is also a partner costs p one message (the thesis:
+ * sharing with Pa costs Pb a message only "if Pa is not in SendSet(Pb)")
+ * -- unless p also forwards other sources' messages to t: those reach p in
+ * stage 1, after its stage-1 message to t has gone, so p sends to t twice.
+ * The thesis's count has no stages and would count that pair once; ours is
+ * what is sent.  The overhead is the number of stage-1 messages that carry
+ * no message of p's own to t (table 6.4: partner messages that were not
+ * messages before).  Loads are kept exact through every move, so a share
+ * that costs a source a new partner is counted when it is made, not
+ * ignored as in the thesis.
  *
  * A MOVE of (x, t) to y: every message whose sender is x and target is t
  * gets sender y (x stops sending to t; y sends to t, combining).
@@ -58,13 +64,20 @@
  *     average of the current loads), or if Pmax and its load are those of
  *     the previous iteration.
  *  2. alpha = (load(Pmax) - load(Pmin)) / 2 rounded down.
- *  3. Pmax's initial targets t ascending, while fewer than alpha moved:
+ *  3. The targets t Pmax sends to now (its SendSet' after phase I and the
+ *     moves so far: its own and those it forwards to; the thesis's
+ *     adjacency'), ascending, while fewer than alpha moved:
  *     move (Pmax, t) to Pmin -- ALL the messages Pmax sends to t, its own
  *     and those it forwards (the thesis shares the entry of SendSet') --
  *     if t != Pmin, t is no partner of Pmax, no message of (Pmax, t) was
  *     moved in this phase before (never share back what was received),
  *     and no source of them other than Pmax and Pmin that gets Pmin as a
- *     new partner would reach load(Pmax) by it.  The sources of forwarded
+ *     new partner would pass load(Pmax) by it (reaching it is allowed:
+ *     such a source usually has several messages forwarded by Pmax, and
+ *     once all have moved it drops Pmax as a partner again; forbidding
+ *     the tie stopped phase II at forwarders, 36.0 against 33.6 in the
+ *     geometric mean of bench/results/2026-11-25-sharing-counts-2.txt's
+ *     K = 512 rows).  The sources of forwarded
  *     messages then send them to Pmin directly: still one hop, and their
  *     new partner message is counted (the thesis counts neither).
  *  4. Stop if nothing moved.
@@ -240,6 +253,8 @@ typedef struct {
     /* (sender, target) slots: the messages the sender sends to the target */
     pairmap tmap;
     int *thead, *ttail, *tcount, ntslot, captslot;
+    int *starget, *snext; /* per slot: its target, the sender's next slot */
+    int *sfirst;          /* [K] each sender's last slot made, -1 */
     /* (source, partner) slots: how many of source's messages partner sends */
     pairmap qmap;
     int *qcount, nqslot, capqslot;
@@ -259,6 +274,32 @@ static int qslot_count(const plan *P, int a, int b)
 {
     int s = pairmap_get(&P->qmap, (long long)a * P->K + b);
     return s < 0 ? 0 : P->qcount[s];
+}
+
+/* Is p's own message to t still sent by p?  (Its index by binary search
+ * in p's ascending targets.) */
+static int own_at(const plan *P, int p, int t)
+{
+    long long lo = P->start[p], hi = P->start[p + 1];
+    while (lo < hi) {
+        long long mid = lo + (hi - lo) / 2;
+        if (P->tgt[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < P->start[p + 1] && P->tgt[lo] == t && P->sender[lo] == p;
+}
+
+/* The messages p sends to t when the plan is executed (THE LOAD): one in
+ * stage 1 if t is p's partner, one in stage 2 if anything is left for t
+ * once p's own message has ridden on the stage-1 message. */
+static int sends_to(const plan *P, int p, int t)
+{
+    int partner = qslot_count(P, p, t) > 0, n = tslot_count(P, p, t);
+    if (partner && n > 0 && own_at(P, p, t))
+        n--;
+    return partner + (n > 0);
 }
 
 static int grow(void *pp, int *cap, size_t size)
@@ -282,7 +323,8 @@ static int tslot_get(plan *P, int a, int b)
     if (P->ntslot == P->captslot) {
         int cap = P->captslot;
         if (grow(&P->thead, &cap, sizeof(int)) || grow(&P->ttail, &cap, sizeof(int)) ||
-            grow(&P->tcount, &cap, sizeof(int))) {
+            grow(&P->tcount, &cap, sizeof(int)) || grow(&P->starget, &cap, sizeof(int)) ||
+            grow(&P->snext, &cap, sizeof(int))) {
             P->err = MPI_ERR_NO_MEM;
             return -1;
         }
@@ -296,6 +338,9 @@ static int tslot_get(plan *P, int a, int b)
     P->ntslot++;
     P->thead[s] = P->ttail[s] = -1;
     P->tcount[s] = 0;
+    P->starget[s] = b;
+    P->snext[s] = P->sfirst[a];
+    P->sfirst[a] = s;
     return s;
 }
 
@@ -339,25 +384,25 @@ static void partner_add(plan *P, int s, int q, int d)
     int slot = qslot_get(P, s, q);
     if (slot < 0)
         return;
-    int *c = &P->qcount[slot];
-    int was = *c;
-    *c += d;
-    if ((was == 0) != (*c == 0) && tslot_count(P, s, q) == 0)
-        set_load(P, s, *c ? 1 : -1);
+    int before = sends_to(P, s, q);
+    P->qcount[slot] += d;
+    set_load(P, s, sends_to(P, s, q) - before);
 }
 
-/* Moves (x, t) to y. */
+/* Moves (x, t) to y.  The loads that change: x's and y's to t, and each
+ * moved message's source's to x and to y (distinct pairs: x, y != t). */
 static void move(plan *P, int x, int t, int y)
 {
     int to = tslot_get(P, y, t), from = tslot_get(P, x, t);
     if (to < 0 || from < 0 || P->tcount[from] == 0)
         return;
+    int xbefore = sends_to(P, x, t), ybefore = sends_to(P, y, t);
     for (int e = P->thead[from]; e != -1; e = P->next[e]) {
         P->sender[e] = y;
         partner_add(P, P->src[e], x, -1);
         partner_add(P, P->src[e], y, +1);
     }
-    int n = P->tcount[from], had = P->tcount[to];
+    int n = P->tcount[from];
     if (P->ttail[to] == -1)
         P->thead[to] = P->thead[from];
     else
@@ -366,10 +411,8 @@ static void move(plan *P, int x, int t, int y)
     P->tcount[to] += n;
     P->thead[from] = P->ttail[from] = -1;
     P->tcount[from] = 0;
-    if (qslot_count(P, x, t) == 0)
-        set_load(P, x, -1);
-    if (had == 0 && qslot_count(P, y, t) == 0)
-        set_load(P, y, +1);
+    set_load(P, x, sends_to(P, x, t) - xbefore);
+    set_load(P, y, sends_to(P, y, t) - ybefore);
 }
 
 static int paired(const plan *P, int a, int b)
@@ -489,9 +532,20 @@ out:
 }
 
 /* ---- phase II ----------------------------------------------------------------- */
+/* The load s gains if q becomes its partner (0 if q is one already): the
+ * stage-1 message, less the stage-2 message it replaces when s sends q
+ * nothing but its own message. */
+static int partner_cost(const plan *P, int s, int q)
+{
+    if (qslot_count(P, s, q) > 0)
+        return 0;
+    int n = tslot_count(P, s, q);
+    return n == 0 || n - own_at(P, s, q) > 0;
+}
+
 /* May (pmax, t) move to pmin?  Pmax sends to t, no message of it was
  * received in this phase, and no source of its messages other than Pmax
- * would reach lmax - 1 by the new partner pmin. */
+ * would pass lmax by the new partner pmin. */
 static int shareable2(const plan *P, int pmax, int t, int pmin, long long lmax)
 {
     int slot = pairmap_get(&P->tmap, (long long)pmax * P->K + t);
@@ -501,28 +555,40 @@ static int shareable2(const plan *P, int pmax, int t, int pmin, long long lmax)
         int s = P->src[e];
         if (P->moved2[e])
             return 0;
-        if (s != pmax && s != pmin && qslot_count(P, s, pmin) == 0 &&
-            tslot_count(P, s, pmin) == 0 && P->load[s] + 1 >= lmax)
+        if (s != pmax && s != pmin && P->load[s] + partner_cost(P, s, pmin) > lmax)
             return 0;
     }
     return 1;
 }
 
-static void phase2(plan *P)
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+static int phase2(plan *P)
 {
     int K = P->K, prev = -1;
+    int *cand = malloc((size_t)K * sizeof *cand); /* Pmax's current targets */
     long long prevload = -1;
+    if (cand == NULL)
+        return MPI_ERR_NO_MEM;
     for (;;) {
-        int pmax = P->hmax.h[0];
+        int pmax = P->hmax.h[0], ncand = 0;
         int pmin = P->hmin.h[0] == pmax ? heap_second(&P->hmin) : P->hmin.h[0];
         if (pmin < 0 || (double)P->load[pmax] <= (double)P->total / K + 1.0)
             break;
         if (pmax == prev && P->load[pmax] == prevload)
             break;
         prev = pmax, prevload = P->load[pmax];
+        for (int sl = P->sfirst[pmax]; sl != -1; sl = P->snext[sl])
+            if (P->tcount[sl] > 0)
+                cand[ncand++] = P->starget[sl];
+        qsort(cand, (size_t)ncand, sizeof *cand, cmp_int);
         long long lmax = P->load[pmax], alpha = (lmax - P->load[pmin]) / 2, moved = 0;
-        for (long long i = P->start[pmax]; i < P->start[pmax + 1] && moved < alpha; i++) {
-            int t = P->tgt[i];
+        for (int i = 0; i < ncand && moved < alpha; i++) {
+            int t = cand[i];
             if (t == pmin || qslot_count(P, pmax, t) != 0 || !shareable2(P, pmax, t, pmin, lmax))
                 continue;
             int slot = pairmap_get(&P->tmap, (long long)pmax * K + t);
@@ -534,6 +600,8 @@ static void phase2(plan *P)
         if (moved == 0 || P->err)
             break;
     }
+    free(cand);
+    return P->err;
 }
 
 /* ---- the planner ---------------------------------------------------------------- */
@@ -563,6 +631,9 @@ static void plan_free(plan *P)
     free(P->next);
     pairmap_free(&P->tmap);
     free(P->thead);
+    free(P->starget);
+    free(P->snext);
+    free(P->sfirst);
     free(P->ttail);
     free(P->tcount);
     pairmap_free(&P->qmap);
@@ -598,8 +669,12 @@ int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *ou
     P.next = malloc(m1 * sizeof *P.next);
     P.load = calloc((size_t)K, sizeof *P.load);
     P.moved2 = calloc(m1, 1);
+    P.sfirst = malloc((size_t)K * sizeof *P.sfirst);
+    if (P.sfirst != NULL)
+        for (int p = 0; p < K; p++)
+            P.sfirst[p] = -1;
     if (P.src == NULL || P.sender == NULL || P.next == NULL || P.load == NULL ||
-        P.moved2 == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K) ||
+        P.moved2 == NULL || P.sfirst == NULL || pairmap_init(&P.tmap, (size_t)M) || pairmap_init(&P.qmap, (size_t)K) ||
         pairmap_init(&P.pairs, (size_t)K)) {
         rc = MPI_ERR_NO_MEM;
         goto fail;
@@ -628,16 +703,16 @@ int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *ou
         goto fail;
     out->phase1_mmax = P.load[P.hmax.h[0]];
     out->phase1_mavg = (double)P.total / K;
-    if (phases >= 2)
-        phase2(&P);
+    if (phases >= 2 && (rc = phase2(&P)) != MPI_SUCCESS)
+        goto fail;
     if ((rc = P.err) != MPI_SUCCESS)
         goto fail;
     out->phase2_mmax = P.load[P.hmax.h[0]];
     out->phase2_mavg = (double)P.total / K;
-    /* the overhead: partners that are no target of the source's own sends */
+    /* the overhead: stage-1 messages that carry no own message to the partner */
     for (size_t i = 0; i <= P.qmap.mask; i++) {
         long long k = P.qmap.key[i];
-        if (k != -1 && P.qcount[P.qmap.val[i]] > 0 && tslot_count(&P, (int)(k / K), (int)(k % K)) == 0)
+        if (k != -1 && P.qcount[P.qmap.val[i]] > 0 && !own_at(&P, (int)(k / K), (int)(k % K)))
             out->overhead++;
     }
     out->volume_ratio = 1.0;
@@ -652,7 +727,9 @@ int iso__sharing_plan_phases(const iso_pattern *pat, int phases, iso_sharing *ou
             out->volume_ratio = (direct + forwarded) / direct;
     }
     out->sender = P.sender;
+    out->load = P.load;
     P.sender = NULL;
+    P.load = NULL;
     plan_free(&P);
     return MPI_SUCCESS;
 fail:
@@ -665,6 +742,8 @@ void iso__sharing_free(iso_sharing *s)
 {
     if (s != NULL) {
         free(s->sender);
+        free(s->load);
         s->sender = NULL;
+        s->load = NULL;
     }
 }

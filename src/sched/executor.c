@@ -394,3 +394,12 @@ int iso__sched_request_rounds(const struct iso_request_s *req, int maxrounds, in
     }
     return MPI_SUCCESS;
 }
+
+int iso__sched_request_overhead(const struct iso_request_s *req, int *overhead)
+{
+    const iso_sreq *r = (const iso_sreq *)req;
+    if (req->kind != &iso__sched_kind)
+        return iso__error_msg(ISO_ERR_REQUEST, "not a request of a neighborhood collective");
+    *overhead = r->sched->overhead_msgs;
+    return MPI_SUCCESS;
+}

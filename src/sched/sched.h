@@ -209,6 +209,9 @@ typedef struct iso_sched_s {
      * the most blocks one combined message carries (pack mode's limit) */
     int struct_phases, struct_msgs, struct_hops;
     int struct_max_entries;
+    /* this process's messages that carry none of its own data for their
+     * receiver (message sharing's overhead messages; 0 for the others) */
+    int overhead_msgs;
 } iso_sched;
 
 /* What a cached schedule keeps of the message buffers of its last request:
@@ -308,5 +311,7 @@ int iso__sched_request_reserve(struct iso_request_s *r, const size_t bytes[]);
 int iso__sched_request_rounds(const struct iso_request_s *r, int maxrounds, int *nrounds,
                               int messages[], long long bytes[], long long *forwarded,
                               long long *buffer_bytes);
+/* The overhead_msgs of r's schedule (ISO_ERR_REQUEST if r runs none). */
+int iso__sched_request_overhead(const struct iso_request_s *r, int *overhead);
 
 #endif
