@@ -22,6 +22,7 @@ int iso__mb_recv_start(struct iso_mailbox_s *mb)
 int iso__mb_recv_cancel(struct iso_mailbox_s *mb)
 {
     int err = MPI_SUCCESS;
+    iso__world_errors_return(1);
     for (int i = 0; i < ISO_MB_NRECV; i++)
         if (mb->recv_req[i] != MPI_REQUEST_NULL) {
             int e = MPI_Cancel(&mb->recv_req[i]);
@@ -29,6 +30,7 @@ int iso__mb_recv_cancel(struct iso_mailbox_s *mb)
                 e = MPI_Wait(&mb->recv_req[i], MPI_STATUS_IGNORE);
             err = err ? err : e;
         }
+    iso__world_errors_return(0);
     return err;
 }
 
@@ -139,6 +141,7 @@ int iso__mb_progress(struct iso_mailbox_s *mb, int block)
     for (int i = 0; i < ISO_MB_NRECV && !mb->wave_waiting; i++) /* the epoch has changed */
         if (mb->held[i] && (err = take(mb, i, mb->held_count[i])) != MPI_SUCCESS)
             return err;
+    iso__world_errors_return(1); /* completion calls: errors come back as codes */
     for (;;) {
         int n = ISO_MB_NRECV + 1 + mb->nsends, idx = MPI_UNDEFINED, flag = 0;
         MPI_Status st;
@@ -166,6 +169,7 @@ int iso__mb_progress(struct iso_mailbox_s *mb, int block)
             (err = process_local(mb)) != MPI_SUCCESS)
             break;
     }
+    iso__world_errors_return(0);
     free(reqs);
     return err;
 }
@@ -188,6 +192,7 @@ int iso__mb_exchange(struct iso_mailbox_s *mb, int all)
 int iso__mb_sends_complete(struct iso_mailbox_s *mb)
 {
     int err = MPI_SUCCESS;
+    iso__world_errors_return(1);
     while (mb->nsends > 0 && !err) {
         iso_mb_send *s = &mb->sends[mb->nsends - 1];
         if ((err = MPI_Wait(&s->req, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
@@ -196,5 +201,6 @@ int iso__mb_sends_complete(struct iso_mailbox_s *mb)
         mb->inflight -= s->len;
         mb->nsends--;
     }
+    iso__world_errors_return(0);
     return err;
 }
