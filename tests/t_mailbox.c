@@ -16,7 +16,8 @@
  * (ISO_NODE_MAP: one node, one rank per node, uneven sizes -- 3+5 and
  * 1+2+5 at 8 ranks --, interleaved), capacities from tiny (every message
  * its own buffer) to large, two phases per mailbox.  Remote messages per
- * routing are printed as comments; nr and nlnr broadcasts must cost one
+ * routing are printed as comments; after every top-level send the queue
+ * and the sends in flight are within the capacity (flow control); nr and nlnr broadcasts must cost one
  * remote message per other node, none one per remote process.
  *
  * PER-ALGORITHM: no
@@ -189,6 +190,11 @@ static void phase(Iso_mailbox mb, state *s, int ph, uint64_t seed, const char *w
     for (int k = 0; k < CHAINS; k++) {
         uint64_t id = chain_id(ph, ME, k, seed);
         CHECK(send_msg(mb, dest_of(id), id, (int)(id % 4), 0) == MPI_SUCCESS, "%s: send", what);
+        /* the memory bound of a top-level call: queue below capacity,
+         * at most capacity bytes of sends unfinished */
+        CHECK(mb->queued < mb->capacity && mb->inflight <= mb->capacity,
+              "%s: %zu bytes queued, %zu in flight, capacity %zu", what, mb->queued,
+              mb->inflight, mb->capacity);
         if (k == CHAINS / 2)
             CHECK(Iso_mailbox_flush(mb) == MPI_SUCCESS, "%s: flush", what);
     }

@@ -290,11 +290,13 @@ static int message_check(const struct iso_mailbox_s *m, const void *msg, size_t 
     return MPI_SUCCESS;
 }
 
-/* After queuing at the top level: flow control and arrivals, if something
- * was posted (a full buffer or queue); cheap otherwise. */
+/* After queuing at the top level: flow control and arrivals if something
+ * was posted (a full buffer or queue) or more than capacity bytes are in
+ * flight (callbacks post without waiting); cheap otherwise. */
 static int after_queue(struct iso_mailbox_s *m, long long posted_before, int nlocal_before)
 {
-    if (m->busy || (m->stats.msgs == posted_before && m->nlocal == nlocal_before))
+    if (m->busy || (m->stats.msgs == posted_before && m->nlocal == nlocal_before &&
+                    m->inflight <= m->capacity))
         return MPI_SUCCESS;
     return iso__mb_exchange(m, 0);
 }

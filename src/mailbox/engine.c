@@ -179,13 +179,14 @@ int iso__mb_exchange(struct iso_mailbox_s *mb, int all)
     int err = MPI_SUCCESS;
     if (all || mb->queued >= mb->capacity)
         err = iso__mb_post_all(mb);
-    /* flow control: at most capacity bytes in flight once this returns
-     * (the receivers keep receiving while this process waits, so these
-     * sends complete) */
-    while (!err && mb->inflight > mb->capacity)
-        err = iso__mb_progress(mb, 1);
+    /* arrivals first, then flow control: at most capacity bytes in flight
+     * once this returns (the loop ends only when that holds after the
+     * callbacks run by the last progress; the receivers keep receiving
+     * while this process waits, so these sends complete) */
     if (!err)
         err = iso__mb_progress(mb, 0);
+    while (!err && mb->inflight > mb->capacity)
+        err = iso__mb_progress(mb, 1);
     return err;
 }
 
