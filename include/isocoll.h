@@ -54,6 +54,7 @@
 #define ISOCOLL_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -694,6 +695,91 @@ ISO_API int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcoun
                               int *recv_nnz, int **src, int **recvcounts, int **rdispls,
                               MPI_Datatype recvtype, void **recvvals, MPI_Info info,
                               MPI_Comm comm);
+
+/* ---------------------------------------------------------------------- */
+/* The mailbox (src/mailbox/; DESIGN.md, "Mailbox"): YGM's asynchronous
+ * model.  Processes queue small messages for any process of comm; the
+ * messages are coalesced per next hop into buffers that travel as single
+ * MPI messages; recv runs at the destination for every message and may
+ * send more; Iso_mailbox_wait_empty returns when every message anywhere has
+ * been delivered.
+ *
+ * Iso_mailbox_create is collective over the intracommunicator comm (which
+ * must stay valid until the mailbox is freed: errors are raised through its
+ * handler).  capacity_bytes (1 .. 2^29, the same on every process) bounds
+ * the queue: once the queued messages (16 bytes of header each, payloads
+ * padded to 8) reach it, every buffer is sent.  recv runs on the
+ * destination for every message with source = the rank in comm of the
+ * process that called send or bcast (never a forwarding process), the
+ * bytes as sent in the library's buffer (8-byte aligned, valid only during
+ * the call), and ctx as given.  A process may send to itself (delivered
+ * through recv, too).
+ *
+ * Iso_mailbox_bcast delivers msg to every process of comm but the caller.
+ * Iso_mailbox_flush starts sending what is queued without waiting for
+ * delivery.  Iso_mailbox_wait_empty is collective: it returns on every
+ * process once every message sent anywhere, including those sent from
+ * callbacks, has been delivered and its callback has returned; the mailbox
+ * stays usable (several send phases).  Iso_mailbox_free is collective,
+ * sets *mb = NULL, and is ISO_ERR_ARG on every process while messages are
+ * pending anywhere (the mailbox is then kept: call wait_empty first).
+ *
+ * Guarantees: every message is delivered exactly once.  No ordering: two
+ * messages between the same processes may arrive in either order (buffers
+ * are received in whatever order they complete).  Callbacks run only
+ * inside this process's calls of send, bcast, flush and wait_empty, one at
+ * a time; a callback may call Iso_mailbox_send and Iso_mailbox_bcast on
+ * its mailbox and nothing else of it (flush, wait_empty and free from a
+ * callback are ISO_ERR_ARG, reported at once on that process without
+ * taking part in the collective).  Threads: one thread at a time per
+ * mailbox (MPI_THREAD_SERIALIZED suffices); different mailboxes may be used
+ * by different threads under MPI_THREAD_MULTIPLE.
+ *
+ * Memory: the queue holds at most capacity_bytes plus one message at the
+ * top level of a call; the sends in flight are kept at most capacity_bytes
+ * by waiting (while receiving) before a call returns; two receive buffers
+ * of 2 x capacity_bytes each.  Inside one received buffer's callbacks,
+ * what they send is posted without waiting (flow control resumes when the
+ * buffer is done).  Every process must keep calling into the mailbox
+ * (eventually wait_empty) for the others' sends to complete.
+ *
+ * Routing: info key iso_route or environment ISO_ROUTE (info wins):
+ *   none  every message straight to its destination
+ *   nl    node-local first: to the process of the own node that serves the
+ *         destination's local rank, then one remote hop
+ *   nr    node-remote first: to this process's partner on the destination
+ *         node, then one local hop
+ *   nlnr  local to the own node's gate for the destination node, remote to
+ *         that node's gate for this node, local to the destination: one
+ *         channel per pair of nodes
+ *   vpt   dimension-order store-and-forward over the k-ary n-cube whose
+ *         dimensions iso_vpt_dims / iso_vpt_n give (ISO_VPT_DIMS,
+ *         ISO_VPT_N; default: 2 balanced dimensions), ranks of comm in
+ *         row-major order
+ *   auto  (default) none on one node or with one process per node, else
+ *         nlnr.
+ * Nodes come from the locality module (MPI_COMM_TYPE_SHARED, or
+ * ISO_NODE_MAP): any node sizes and placements (DESIGN.md says how the
+ * channels are formed when node sizes differ).  Broadcasts follow a tree of
+ * the routing: nr and nlnr send one remote message per other node.
+ * Unknown "iso_" keys and bad values are ISO_ERR_INFO; processes passing
+ * different capacities, routings or shapes ISO_ERR_ARG.  ISO_VERBOSE
+ * reports the routing chosen on rank 0.
+ *
+ * Errors: dest out of range, msg NULL with bytes > 0 (ISO_ERR_ARG), a
+ * message larger than capacity_bytes (ISO_ERR_COUNT: refused, not split;
+ * nothing is queued), a NULL or freed mailbox (ISO_ERR_ARG, raised on
+ * MPI_COMM_WORLD), recv or mb NULL, capacity out of range (ISO_ERR_ARG). */
+typedef struct iso_mailbox_s *Iso_mailbox;
+typedef void (*Iso_mailbox_recv_fn)(Iso_mailbox mb, int source, const void *msg, size_t bytes,
+                                    void *ctx);
+ISO_API int Iso_mailbox_create(MPI_Comm comm, size_t capacity_bytes, Iso_mailbox_recv_fn recv,
+                               void *ctx, MPI_Info info, Iso_mailbox *mb);
+ISO_API int Iso_mailbox_send(Iso_mailbox mb, int dest, const void *msg, size_t bytes);
+ISO_API int Iso_mailbox_bcast(Iso_mailbox mb, const void *msg, size_t bytes);
+ISO_API int Iso_mailbox_flush(Iso_mailbox mb);
+ISO_API int Iso_mailbox_wait_empty(Iso_mailbox mb);
+ISO_API int Iso_mailbox_free(Iso_mailbox *mb);
 
 /* ---------------------------------------------------------------------- */
 /* Datatypes (datatypes/).
