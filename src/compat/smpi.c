@@ -5,6 +5,7 @@
 #include "compat/smpi.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 /* An error of a call on comm, through its handler as MPI reports it. */
@@ -163,6 +164,8 @@ int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 
 /* ---- completion ---------------------------------------------------------- */
 
+static void barriers_progress(const MPI_Request *request, int block);
+
 /* MPI_Test of MPI_REQUEST_NULL must give flag = true with an empty status;
  * SMPI 3.32 sets the flag only when a status is asked for, and leaves it
  * as it was with MPI_STATUS_IGNORE.  A caller that loops until the flag
@@ -182,7 +185,211 @@ int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status)
         }
         return MPI_SUCCESS;
     }
+    barriers_progress(request, 0);
     return PMPI_Test(request, flag, status);
+}
+
+int iso_smpi_Wait(MPI_Request *request, MPI_Status *status)
+{
+    barriers_progress(request, 1);
+    return PMPI_Wait(request, status);
+}
+
+/* SMPI 3.32's MPI_Testall tests each request alone: those complete are
+ * freed (their handles set to MPI_REQUEST_NULL) even when others are not
+ * and the flag is false, and the next MPI_Testall or MPI_Waitall reports
+ * an empty status for them (the executor then saw a combined message of
+ * 0 bytes: the SDDE's vpt failed with MPI_ERR_OTHER).  MPI leaves the
+ * requests alone then.  Here the statuses of requests completed early are
+ * kept, by the address of their handle, until the call that completes
+ * the whole array reports them (a handle that is active again drops a
+ * stale one). */
+typedef struct early_status {
+    const MPI_Request *slot;
+    MPI_Status status;
+    struct early_status *next;
+} early_status;
+
+static early_status *early; /* this process's (globals are privatized) */
+
+/* Takes the status kept for slot into *st, if there is one. */
+static int early_take(const MPI_Request *slot, MPI_Status *st)
+{
+    for (early_status **at = &early; *at != NULL; at = &(*at)->next)
+        if ((*at)->slot == slot) {
+            early_status *e = *at;
+            if (st != NULL)
+                *st = e->status;
+            *at = e->next;
+            free(e);
+            return 1;
+        }
+    return 0;
+}
+
+int iso_smpi_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    int all = 1, failed = 0;
+    barriers_progress(NULL, 0);
+    if (statuses == MPI_STATUSES_IGNORE)
+        return PMPI_Testall(count, requests, flag, statuses);
+    for (int i = 0; i < count; i++) {
+        MPI_Status st;
+        early_status *e;
+        int done = 0, err;
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        early_take(&requests[i], NULL); /* active again: any kept one is stale */
+        err = PMPI_Test(&requests[i], &done, &st);
+        if (err != MPI_SUCCESS)
+            done = 1;
+        if (!done) {
+            all = 0;
+            continue;
+        }
+        st.MPI_ERROR = err;
+        if ((e = malloc(sizeof *e)) == NULL)
+            return MPI_ERR_NO_MEM;
+        *e = (early_status){&requests[i], st, early};
+        early = e;
+    }
+    *flag = all;
+    if (!all)
+        return MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        if (!early_take(&requests[i], &statuses[i])) {
+            statuses[i].MPI_SOURCE = MPI_ANY_SOURCE;
+            statuses[i].MPI_TAG = MPI_ANY_TAG;
+            statuses[i].MPI_ERROR = MPI_SUCCESS;
+            MPI_Status_set_elements(&statuses[i], MPI_BYTE, 0);
+        }
+        failed |= statuses[i].MPI_ERROR != MPI_SUCCESS;
+    }
+    return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+/* MPI_Waitall after an MPI_Testall that completed some requests early:
+ * their kept statuses, the others' from SMPI. */
+int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    int err, failed = 0;
+    barriers_progress(NULL, 0);
+    for (int i = 0; i < count && early != NULL; i++)
+        if (requests[i] != MPI_REQUEST_NULL || statuses == MPI_STATUSES_IGNORE)
+            early_take(&requests[i], NULL); /* active again, or not asked for */
+    if (early == NULL)
+        return PMPI_Waitall(count, requests, statuses);
+    /* the kept statuses overwrite the empty ones SMPI gives their slots */
+    err = PMPI_Waitall(count, requests, statuses);
+    if (err != MPI_SUCCESS && err != MPI_ERR_IN_STATUS)
+        return err;
+    for (int i = 0; i < count; i++) {
+        if (err == MPI_SUCCESS)
+            statuses[i].MPI_ERROR = MPI_SUCCESS;
+        early_take(&requests[i], &statuses[i]);
+        failed |= statuses[i].MPI_ERROR != MPI_SUCCESS;
+    }
+    return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+/* ---- the nonblocking barrier ----------------------------------------------- */
+
+/* SMPI 3.32's MPI_Ibarrier is no barrier: its root posts the releases
+ * together with the receives of the others' arrivals, so every process
+ * but the root may leave it before the others have entered (the SDDE's
+ * rma and NBX then read slots and probe before the last messages are in).
+ * Here: every process sends an arrival to rank 0 and returns the receive
+ * of rank 0's release as its request; rank 0 receives the arrivals and
+ * sends the releases (to itself too) once all are in.  Only rank 0 must
+ * act, which it does in MPI_Test and MPI_Wait (wrapped above), on the
+ * request of the barrier or any other.  2(p - 1) messages, as SMPI's own;
+ * tags MPI_TAG_UB (SMPI: INT_MAX) and one below, on comm itself: no
+ * duplicate can be made without blocking, and the library's tags count
+ * up from 0 (core/privcomm.c). */
+#define ARRIVE_TAG INT_MAX
+#define RELEASE_TAG (INT_MAX - 1)
+
+typedef struct pending_barrier {
+    MPI_Request *arrivals; /* p - 1 receives at rank 0 */
+    int n;
+    MPI_Comm comm;
+    MPI_Request release; /* rank 0's own release receive, the caller's request */
+    struct pending_barrier *next;
+} pending_barrier;
+
+/* rank 0's barriers not yet released (each simulated process has its own
+ * copy of this variable: smpirun privatizes globals) */
+static pending_barrier *pending;
+
+static int barrier_release(pending_barrier *b)
+{
+    int p, err = MPI_SUCCESS;
+    MPI_Comm_size(b->comm, &p);
+    for (int i = 0; i < p && err == MPI_SUCCESS; i++) {
+        MPI_Request r;
+        if ((err = PMPI_Isend(NULL, 0, MPI_BYTE, i, RELEASE_TAG, b->comm, &r)) == MPI_SUCCESS)
+            err = PMPI_Request_free(&r);
+    }
+    return err;
+}
+
+/* Progresses rank 0's pending barriers: those whose arrivals are all in are
+ * released.  block: wait for the arrivals of the barrier whose request is
+ * *request (the caller waits for it). */
+static void barriers_progress(const MPI_Request *request, int block)
+{
+    for (pending_barrier **at = &pending; *at != NULL;) {
+        pending_barrier *b = *at;
+        int all = 0;
+        if (block && request != NULL && *request == b->release)
+            all = PMPI_Waitall(b->n, b->arrivals, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        else if (PMPI_Testall(b->n, b->arrivals, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            all = 0;
+        if (!all) {
+            at = &b->next;
+            continue;
+        }
+        barrier_release(b);
+        *at = b->next;
+        free(b->arrivals);
+        free(b);
+    }
+}
+
+int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    pending_barrier *b;
+    MPI_Request r;
+    int rank, p, err;
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
+        (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS ||
+        (err = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, comm, request)) != MPI_SUCCESS)
+        return raise_on(comm, err);
+    if (rank != 0) {
+        if ((err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, ARRIVE_TAG, comm, &r)) != MPI_SUCCESS ||
+            (err = PMPI_Request_free(&r)) != MPI_SUCCESS)
+            return raise_on(comm, err);
+        return MPI_SUCCESS;
+    }
+    if ((b = calloc(1, sizeof *b)) == NULL || (b->arrivals = malloc(sizeof(MPI_Request) * (size_t)p)) == NULL) {
+        free(b);
+        return raise_on(comm, MPI_ERR_NO_MEM);
+    }
+    b->comm = comm;
+    b->release = *request;
+    for (int i = 1; i < p && err == MPI_SUCCESS; i++)
+        err = PMPI_Irecv(NULL, 0, MPI_BYTE, i, ARRIVE_TAG, comm, &b->arrivals[b->n++]);
+    if (err != MPI_SUCCESS) {
+        free(b->arrivals);
+        free(b);
+        return raise_on(comm, err);
+    }
+    b->next = pending;
+    pending = b;
+    barriers_progress(NULL, 0); /* p = 1: released at once */
+    return MPI_SUCCESS;
 }
 
 /* ---- one-sided ----------------------------------------------------------- */

@@ -23,6 +23,15 @@
  *   MPI_Test               of MPI_REQUEST_NULL: flag true, empty status
  *                          (SMPI leaves the flag unset with
  *                          MPI_STATUS_IGNORE); other requests go to SMPI.
+ *   MPI_Testall, MPI_Waitall   SMPI's MPI_Testall frees the requests that
+ *                          are complete even when it returns false, and
+ *                          the next call gives them empty statuses: their
+ *                          statuses are kept until the array completes.
+ *   MPI_Ibarrier          SMPI's releases every process but rank 0 before
+ *                          the others have entered: arrivals to rank 0,
+ *                          which sends the releases from MPI_Test/MPI_Wait
+ *                          (wrapped for that: rank 0 must act).  Tags
+ *                          INT_MAX and INT_MAX - 1 on the communicator.
  *   MPI_Win_sync           a memory barrier (SMPI: not implemented; its
  *                          windows are plain memory, one copy).
  *   MPI_Mprobe/_Improbe    MPI_Probe/_Iprobe; the MPI_Message (a void * in
@@ -99,6 +108,11 @@
 ISO_SMPI_API int iso_smpi_Topo_test(MPI_Comm comm, int *status);
 ISO_SMPI_API int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Wait(MPI_Request *request, MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Testall(int count, MPI_Request requests[], int *flag,
+                                  MPI_Status statuses[]);
+ISO_SMPI_API int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+ISO_SMPI_API int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Win_sync(MPI_Win win);
 ISO_SMPI_API int iso_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
                                  MPI_Status *status);
@@ -222,6 +236,14 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Comm_idup iso_smpi_Comm_idup
 #undef MPI_Test
 #define MPI_Test iso_smpi_Test
+#undef MPI_Wait
+#define MPI_Wait iso_smpi_Wait
+#undef MPI_Testall
+#define MPI_Testall iso_smpi_Testall
+#undef MPI_Waitall
+#define MPI_Waitall iso_smpi_Waitall
+#undef MPI_Ibarrier
+#define MPI_Ibarrier iso_smpi_Ibarrier
 #undef MPI_Win_sync
 #define MPI_Win_sync iso_smpi_Win_sync
 #define MPI_Mprobe iso_smpi_Mprobe
