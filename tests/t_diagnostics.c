@@ -53,7 +53,7 @@ static void expect(int rc, Iso_error want, const char *const *must, const char *
     if (rc != MPI_SUCCESS)
         MPI_Error_string(rc, text, &len);
     for (int k = 0; must && must[k]; k++)
-        CHECK(strstr(text, must[k]) != NULL, "%s: message \"%s\" lacks \"%s\"", what, text,
+        CHECK(tap_text_has(text, must[k]), "%s: message \"%s\" lacks \"%s\"", what, text,
               must[k]);
 }
 

@@ -186,7 +186,7 @@ static int says(int err, const char *a, const char *b)
     char str[MPI_MAX_ERROR_STRING + 1] = "";
     int len = 0;
     MPI_Error_string(err, str, &len);
-    return strstr(str, a) != NULL && strstr(str, b) != NULL;
+    return tap_text_has(str, a) && tap_text_has(str, b);
 }
 
 /* iso_sparse_algorithm: the words of Iso_*_crs and unknown words are

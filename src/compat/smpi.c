@@ -1051,6 +1051,21 @@ static int added_new(int errorclass, int *code)
     return MPI_SUCCESS;
 }
 
+/* MPI_LASTUSEDCODE: the last added code once there is one (SMPI's
+ * attribute stays at MPI_ERR_LASTCODE); the others are SMPI's. */
+static int last_used_code;
+
+int iso_smpi_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    if (keyval == MPI_LASTUSEDCODE && nadded > 0 && comm != MPI_COMM_NULL) {
+        last_used_code = FIRST_ADDED + nadded - 1;
+        *(int **)value = &last_used_code;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Comm_get_attr(comm, keyval, value, flag);
+}
+
 int iso_smpi_Add_error_class(int *errorclass)
 {
     return added_new(-1, errorclass);

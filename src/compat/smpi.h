@@ -77,10 +77,11 @@
  *   returning success with nothing made), MPI_Error_class, _string
  *                          a table of this process's added classes and
  *                          codes (numbered from MPI_ERR_LASTCODE + 1) and
- *                          their strings; other codes go to SMPI.  SMPI's
+ *                          their strings; other codes go to SMPI.
+ *                          MPI_Comm_get_attr of MPI_LASTUSEDCODE gives the
+ *                          last added code.  SMPI's
  *                          MPI_ERRORS_ARE_FATAL does not know these strings
- *                          (it prints its own text for the code), and the
- *                          MPI_LASTUSEDCODE attribute stays SMPI's.
+ *                          (it prints its own text for the code).
  *   MPI_Comm_call_errhandler   SMPI 3.32 calls a null function for the
  *                          predefined handlers: MPI_ERRORS_RETURN returns,
  *                          MPI_ERRORS_ARE_FATAL prints the code's string
@@ -168,6 +169,7 @@ ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
 ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
 ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
 ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+ISO_SMPI_API int iso_smpi_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag);
 ISO_SMPI_API int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value);
 ISO_SMPI_API int iso_smpi_Finalize(void);
 
@@ -274,6 +276,8 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Error_class iso_smpi_Error_class
 #define MPI_Error_string iso_smpi_Error_string
 #define MPI_Comm_call_errhandler iso_smpi_Comm_call_errhandler
+#undef MPI_Comm_get_attr
+#define MPI_Comm_get_attr iso_smpi_Comm_get_attr
 #undef MPI_Comm_set_attr
 #define MPI_Comm_set_attr iso_smpi_Comm_set_attr
 #undef MPI_Finalize
