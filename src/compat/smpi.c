@@ -189,9 +189,19 @@ int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status)
     return PMPI_Test(request, flag, status);
 }
 
+/* While rank 0 has relays pending (below), a wait polls, so that it keeps
+ * relaying: the request waited for may depend on another process that
+ * waits for a release.  (SMPI's MPI_Test lets simulated time pass.) */
+static int relays_pending(void);
+
 int iso_smpi_Wait(MPI_Request *request, MPI_Status *status)
 {
+    int flag = 0, err;
     barriers_progress(request, 1);
+    while (relays_pending()) {
+        if ((err = iso_smpi_Test(request, &flag, status)) != MPI_SUCCESS || flag)
+            return err;
+    }
     return PMPI_Wait(request, status);
 }
 
@@ -272,8 +282,12 @@ int iso_smpi_Testall(int count, MPI_Request requests[], int *flag, MPI_Status st
  * their kept statuses, the others' from SMPI. */
 int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
-    int err, failed = 0;
+    int err, failed = 0, flag = 0;
     barriers_progress(NULL, 0);
+    while (relays_pending()) {
+        if ((err = iso_smpi_Testall(count, requests, &flag, statuses)) != MPI_SUCCESS || flag)
+            return err;
+    }
     for (int i = 0; i < count && early != NULL; i++)
         if (requests[i] != MPI_REQUEST_NULL || statuses == MPI_STATUSES_IGNORE)
             early_take(&requests[i], NULL); /* active again, or not asked for */
@@ -368,6 +382,11 @@ static int relay_release(pending_relay *b)
             err = PMPI_Request_free(&r);
     }
     return err;
+}
+
+static int relays_pending(void)
+{
+    return pending != NULL;
 }
 
 /* Progresses rank 0's pending relays: those whose arrivals are all in are
