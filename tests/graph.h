@@ -16,6 +16,8 @@
  * memory are compared too (the whole buffer byte for byte). */
 #ifndef ISO_TEST_GRAPH_H
 #define ISO_TEST_GRAPH_H
+
+#include <limits.h>
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,25 @@ static void gpattern_free(gpattern *g)
     memset(g, 0, sizeof *g);
 }
 
+/* The dense pattern's out-degree: p (everyone to everyone) unless
+ * ISO_TEST_DENSE_DEGREE caps it (the SMPI scale check, make check
+ * MPI=smpi: p^2 simulated messages a call at 256 ranks and more cost
+ * minutes); then each process sends to the next that many ranks, and
+ * rank 0 says so on stdout. */
+static int dense_degree = INT_MAX;
+static void dense_degree_read(int p)
+{
+    const char *cap = getenv("ISO_TEST_DENSE_DEGREE");
+    int rank;
+    if (cap == NULL || atoi(cap) <= 0 || atoi(cap) >= p)
+        return;
+    dense_degree = atoi(cap);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        printf("# dense pattern: %d of %d destinations each (ISO_TEST_DENSE_DEGREE)\n",
+               dense_degree, p);
+}
+
 /* The pattern of kind on p processes from seed (the same everywhere);
  * counts 0..maxcount (every count = maxcount if fixed). */
 static void gpattern_make(gpattern *g, int kind, int p, unsigned seed, int maxcount, int fixed)
@@ -71,6 +92,8 @@ static void gpattern_make(gpattern *g, int kind, int p, unsigned seed, int maxco
     memset(g, 0, sizeof *g);
     g->p = p;
     g->rank = rank;
+    if (dense_degree == INT_MAX && kind == PAT_DENSE)
+        dense_degree_read(p);
     g->first = calloc((size_t)p + 1, sizeof(int));
     g->dst = malloc(sizeof(int) * (size_t)cap);
     g->cnt = malloc(sizeof(int) * (size_t)cap);
@@ -89,7 +112,7 @@ static void gpattern_make(gpattern *g, int kind, int p, unsigned seed, int maxco
             deg = 1 + (a % 2);
             break;
         case PAT_DENSE:
-            deg = p;
+            deg = p < dense_degree ? p : dense_degree;
             break;
         default:
             deg = 0;

@@ -53,7 +53,7 @@ static void expect(int rc, Iso_error want, const char *const *must, const char *
     if (rc != MPI_SUCCESS)
         MPI_Error_string(rc, text, &len);
     for (int k = 0; must && must[k]; k++)
-        CHECK(strstr(text, must[k]) != NULL, "%s: message \"%s\" lacks \"%s\"", what, text,
+        CHECK(tap_text_has(text, must[k]), "%s: message \"%s\" lacks \"%s\"", what, text,
               must[k]);
 }
 
@@ -71,14 +71,18 @@ static MPI_Info info2(const char *k1, const char *v1, const char *k2, const char
     return info;
 }
 
-/* Creation with the environment variable var set to value on every rank. */
+/* Creation with the environment variable var set to value on every rank.
+ * The barriers keep each rank's setting from meeting another's creation:
+ * under SimGrid's SMPI all ranks share one environment. */
 static int create_with_env(const char *var, const char *value, MPI_Comm *iso)
 {
     const char *old = getenv(var);
     char *saved = old ? strdup(old) : NULL;
     int rc;
+    MPI_Barrier(MPI_COMM_WORLD);
     setenv(var, value, 1);
     rc = Iso_neighborhood_create(cart, 8, moore, iso);
+    MPI_Barrier(MPI_COMM_WORLD);
     if (saved) {
         setenv(var, saved, 1);
         free(saved);
@@ -369,11 +373,20 @@ static char *verbose_output(MPI_Comm *iso)
 static void test_verbose(void)
 {
     MPI_Comm iso = MPI_COMM_NULL;
-    char *text = verbose_output(&iso), want[64];
+    char *text, want[64];
     Iso_request req = ISO_REQUEST_NULL;
     const char *alg = "?", *mode = "?";
     int sb[8], rb[8], rounds, messages, lines = 0;
     long long bytes;
+#ifdef ISO_SMPI_COMPAT
+    if (size > 1) { /* each rank's stderr is redirected by itself */
+        tap_skip(MPI_COMM_WORLD,
+                 "SimGrid's SMPI runs all ranks in one process: one stderr for all of them",
+                 "ISO_VERBOSE=1: one line per new choice, rank 0 only");
+        return;
+    }
+#endif
+    text = verbose_output(&iso);
     for (char *p = text; (p = strchr(p, '\n')) != NULL; p++)
         lines++;
     /* what the same call runs, as the query says */

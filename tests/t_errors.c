@@ -65,7 +65,7 @@ static void expect_err(int rc, Iso_error want, Iso_error alt, const char *desc)
     if (got == ISO_ERR_NONE)
         return;
     CHECK_EQ_INT(cls, Iso_error_mpi_class(got), "%s: MPI_Error_class", desc);
-    CHECK(strstr(str, err_msg[got]) != NULL, "%s: MPI_Error_string \"%s\" lacks \"%s\"", desc,
+    CHECK(tap_text_has(str, err_msg[got]), "%s: MPI_Error_string \"%s\" lacks \"%s\"", desc,
           str, err_msg[got]);
 }
 

@@ -292,6 +292,11 @@ static void comm_errors(MPI_Info info)
     call_t c = good(0, MPI_COMM_WORLD, info);
     c.comm = MPI_COMM_NULL;
     expect_err(call(&c), ISO_ERR_ARG, "MPI_COMM_NULL (raised on MPI_COMM_WORLD)");
+#ifdef ISO_SMPI_COMPAT
+    if (nprocs >= 2 && rank == 0)
+        printf("# intercommunicator case left out: SimGrid's SMPI 3.32 has no "
+               "MPI_Intercomm_create\n");
+#else
     if (nprocs >= 2) {
         MPI_Comm half, inter;
         MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
@@ -304,6 +309,7 @@ static void comm_errors(MPI_Info info)
         MPI_Comm_free(&inter);
         MPI_Comm_free(&half);
     }
+#endif
 }
 
 static void env_errors(void)
@@ -361,7 +367,7 @@ static void env_errors(void)
             CHECK(rc != MPI_SUCCESS, "%s=%s: an error", bad[k][0], bad[k][1]);
             if (rc != MPI_SUCCESS)
                 MPI_Error_string(rc, str, &len);
-            CHECK(strstr(str, bad[k][0]) && strstr(str, bad[k][1]),
+            CHECK(tap_text_has(str, bad[k][0]) && tap_text_has(str, bad[k][1]),
                   "%s=%s: the message names both: \"%s\"", bad[k][0], bad[k][1], str);
         }
     }
@@ -405,7 +411,7 @@ static int says(int rc, const char *a, const char *b)
     int len = 0;
     if (rc != MPI_SUCCESS)
         MPI_Error_string(rc, str, &len);
-    return strstr(str, a) != NULL && strstr(str, b) != NULL;
+    return tap_text_has(str, a) && tap_text_has(str, b);
 }
 
 static void vocabulary_errors(void)

@@ -5,6 +5,7 @@
 #include "compat/smpi.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 /* An error of a call on comm, through its handler as MPI reports it. */
@@ -163,6 +164,8 @@ int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 
 /* ---- completion ---------------------------------------------------------- */
 
+static void barriers_progress(const MPI_Request *request, int block);
+
 /* MPI_Test of MPI_REQUEST_NULL must give flag = true with an empty status;
  * SMPI 3.32 sets the flag only when a status is asked for, and leaves it
  * as it was with MPI_STATUS_IGNORE.  A caller that loops until the flag
@@ -182,7 +185,305 @@ int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status)
         }
         return MPI_SUCCESS;
     }
+    barriers_progress(request, 0);
     return PMPI_Test(request, flag, status);
+}
+
+/* While rank 0 has relays pending (below), a wait polls, so that it keeps
+ * relaying: the request waited for may depend on another process that
+ * waits for a release.  (SMPI's MPI_Test lets simulated time pass.) */
+static int relays_pending(void);
+
+int iso_smpi_Wait(MPI_Request *request, MPI_Status *status)
+{
+    int flag = 0, err;
+    barriers_progress(request, 1);
+    while (relays_pending()) {
+        if ((err = iso_smpi_Test(request, &flag, status)) != MPI_SUCCESS || flag)
+            return err;
+    }
+    return PMPI_Wait(request, status);
+}
+
+/* SMPI 3.32's MPI_Testall tests each request alone: those complete are
+ * freed (their handles set to MPI_REQUEST_NULL) even when others are not
+ * and the flag is false, and the next MPI_Testall or MPI_Waitall reports
+ * an empty status for them (the executor then saw a combined message of
+ * 0 bytes: the SDDE's vpt failed with MPI_ERR_OTHER).  MPI leaves the
+ * requests alone then.  Here the statuses of requests completed early are
+ * kept, by the address of their handle, until the call that completes
+ * the whole array reports them (a handle that is active again drops a
+ * stale one). */
+typedef struct early_status {
+    const MPI_Request *slot;
+    MPI_Status status;
+    struct early_status *next;
+} early_status;
+
+static early_status *early; /* this process's (globals are privatized) */
+
+/* Takes the status kept for slot into *st, if there is one. */
+static int early_take(const MPI_Request *slot, MPI_Status *st)
+{
+    for (early_status **at = &early; *at != NULL; at = &(*at)->next)
+        if ((*at)->slot == slot) {
+            early_status *e = *at;
+            if (st != NULL)
+                *st = e->status;
+            *at = e->next;
+            free(e);
+            return 1;
+        }
+    return 0;
+}
+
+int iso_smpi_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    int all = 1, failed = 0;
+    barriers_progress(NULL, 0);
+    if (statuses == MPI_STATUSES_IGNORE)
+        return PMPI_Testall(count, requests, flag, statuses);
+    for (int i = 0; i < count; i++) {
+        MPI_Status st;
+        early_status *e;
+        int done = 0, err;
+        if (requests[i] == MPI_REQUEST_NULL)
+            continue;
+        early_take(&requests[i], NULL); /* active again: any kept one is stale */
+        err = PMPI_Test(&requests[i], &done, &st);
+        if (err != MPI_SUCCESS)
+            done = 1;
+        if (!done) {
+            all = 0;
+            continue;
+        }
+        st.MPI_ERROR = err;
+        if ((e = malloc(sizeof *e)) == NULL)
+            return MPI_ERR_NO_MEM;
+        *e = (early_status){&requests[i], st, early};
+        early = e;
+    }
+    *flag = all;
+    if (!all)
+        return MPI_SUCCESS;
+    for (int i = 0; i < count; i++) {
+        if (!early_take(&requests[i], &statuses[i])) {
+            statuses[i].MPI_SOURCE = MPI_ANY_SOURCE;
+            statuses[i].MPI_TAG = MPI_ANY_TAG;
+            statuses[i].MPI_ERROR = MPI_SUCCESS;
+            MPI_Status_set_elements(&statuses[i], MPI_BYTE, 0);
+        }
+        failed |= statuses[i].MPI_ERROR != MPI_SUCCESS;
+    }
+    return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+/* MPI_Waitall after an MPI_Testall that completed some requests early:
+ * their kept statuses, the others' from SMPI. */
+int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    int err, failed = 0, flag = 0;
+    barriers_progress(NULL, 0);
+    while (relays_pending()) {
+        if ((err = iso_smpi_Testall(count, requests, &flag, statuses)) != MPI_SUCCESS || flag)
+            return err;
+    }
+    for (int i = 0; i < count && early != NULL; i++)
+        if (requests[i] != MPI_REQUEST_NULL || statuses == MPI_STATUSES_IGNORE)
+            early_take(&requests[i], NULL); /* active again, or not asked for */
+    if (early == NULL)
+        return PMPI_Waitall(count, requests, statuses);
+    /* the kept statuses overwrite the empty ones SMPI gives their slots */
+    err = PMPI_Waitall(count, requests, statuses);
+    if (err != MPI_SUCCESS && err != MPI_ERR_IN_STATUS)
+        return err;
+    for (int i = 0; i < count; i++) {
+        if (err == MPI_SUCCESS)
+            statuses[i].MPI_ERROR = MPI_SUCCESS;
+        early_take(&requests[i], &statuses[i]);
+        failed |= statuses[i].MPI_ERROR != MPI_SUCCESS;
+    }
+    return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
+}
+
+/* ---- nonblocking barrier and allreduce through rank 0 ----------------------- */
+
+/* SMPI 3.32's MPI_Ibarrier is no barrier: its root posts the releases
+ * together with the receives of the others' arrivals, so every process
+ * but the root may leave it before the others have entered (the SDDE's
+ * rma and NBX then read slots and probe before the last messages are in).
+ * Its MPI_Iallreduce (and its other nonblocking collectives) send from
+ * every process to every other: p(p - 1) messages a call, which the
+ * simulator matches in mailboxes of p messages each; with iso_verify's
+ * agreement (core/agree.c) in every call, a test at 256 ranks did not
+ * finish in 300 s, against about a second without it.
+ * Here both are a relay through rank 0, 2(p - 1) messages: every process
+ * sends its arrival (its contribution) to rank 0 and returns the receive
+ * of rank 0's release (the result) as its request; rank 0 receives the
+ * arrivals, reduces them in rank order (so any MPI_Op is right) and sends
+ * the releases once all are in, and its own request is the receive of a
+ * release it sends itself.  Only rank 0 must act, which it does in the
+ * completion calls wrapped here (MPI_Test, MPI_Wait, MPI_Testall,
+ * MPI_Waitall), whatever request they are given.  Tags MPI_TAG_UB (SMPI:
+ * INT_MAX) and one below, on comm itself: no duplicate can be made without
+ * blocking, and the library's tags count up from 0 (core/privcomm.c).
+ * Collectives on one communicator start in one order everywhere, and
+ * messages between two processes do not overtake: arrivals meet the
+ * receives of their own call.  MPI_Iallreduce keeps SMPI's own for
+ * MPI_IN_PLACE, derived datatypes and results of 64 KiB or more (the
+ * releases are sent from rank 0's result, and SMPI copies only smaller
+ * sends at once). */
+#define ARRIVE_TAG INT_MAX
+#define RELEASE_TAG (INT_MAX - 1)
+#define RELAY_MAX_BYTES 65536
+
+typedef struct pending_relay {
+    MPI_Comm comm;
+    MPI_Request release;   /* rank 0's own release receive, the caller's request */
+    MPI_Request *arrivals; /* p - 1 receives */
+    int n;
+    char *contrib;         /* allreduce: the arrivals' contributions, rank order */
+    void *recvbuf;         /* allreduce: rank 0's result, its contribution first */
+    int count;             /* 0: a barrier */
+    MPI_Datatype type;
+    MPI_Op op;
+    struct pending_relay *next;
+} pending_relay;
+
+/* rank 0's relays not yet released (each simulated process has its own
+ * copy of this variable: smpirun privatizes globals) */
+static pending_relay *pending;
+
+/* All arrivals are in: the result (v_0 op (v_1 op ... v_p-1)), then the
+ * releases, rank 0's own last. */
+static int relay_release(pending_relay *b)
+{
+    int p, size = 0, err = MPI_SUCCESS;
+    MPI_Comm_size(b->comm, &p);
+    if (b->count > 0 && p > 1) {
+        PMPI_Type_size(b->type, &size);
+        char *acc = b->contrib + (size_t)(p - 2) * (size_t)size * (size_t)b->count;
+        for (int i = p - 3; i >= 0 && err == MPI_SUCCESS; i--)
+            err = PMPI_Reduce_local(b->contrib + (size_t)i * (size_t)size * (size_t)b->count, acc,
+                                    b->count, b->type, b->op);
+        if (err == MPI_SUCCESS)
+            err = PMPI_Reduce_local(b->recvbuf, acc, b->count, b->type, b->op);
+        if (err == MPI_SUCCESS)
+            memcpy(b->recvbuf, acc, (size_t)size * (size_t)b->count);
+    }
+    for (int i = 1; i <= p && err == MPI_SUCCESS; i++) {
+        MPI_Request r;
+        if (i < p)
+            err = PMPI_Isend(b->recvbuf, b->count, b->count ? b->type : MPI_BYTE, i, RELEASE_TAG,
+                             b->comm, &r);
+        else
+            err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, b->comm, &r);
+        if (err == MPI_SUCCESS)
+            err = PMPI_Request_free(&r);
+    }
+    return err;
+}
+
+static int relays_pending(void)
+{
+    return pending != NULL;
+}
+
+/* Progresses rank 0's pending relays: those whose arrivals are all in are
+ * released.  block: wait for the arrivals of the relay whose request is
+ * *request (the caller waits for it). */
+static void barriers_progress(const MPI_Request *request, int block)
+{
+    for (pending_relay **at = &pending; *at != NULL;) {
+        pending_relay *b = *at;
+        int all = 0;
+        if (block && request != NULL && *request == b->release)
+            all = PMPI_Waitall(b->n, b->arrivals, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        else if (PMPI_Testall(b->n, b->arrivals, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            all = 0;
+        if (!all) {
+            at = &b->next;
+            continue;
+        }
+        relay_release(b);
+        *at = b->next;
+        free(b->arrivals);
+        free(b->contrib);
+        free(b);
+    }
+}
+
+/* Starts the relay of one collective on comm: count x type from sendbuf
+ * (count 0: a barrier), the result into recvbuf. */
+static int relay_start(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    pending_relay *b;
+    MPI_Request r;
+    MPI_Datatype t = count ? type : MPI_BYTE;
+    int rank, p, size = 0, err;
+    if ((err = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
+        (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS ||
+        (err = PMPI_Type_size(t, &size)) != MPI_SUCCESS)
+        return err;
+    if (rank != 0) {
+        if ((err = PMPI_Irecv(recvbuf, count, t, 0, RELEASE_TAG, comm, request)) != MPI_SUCCESS ||
+            (err = PMPI_Isend(sendbuf, count, t, 0, ARRIVE_TAG, comm, &r)) != MPI_SUCCESS)
+            return err;
+        return PMPI_Request_free(&r);
+    }
+    if ((b = calloc(1, sizeof *b)) == NULL ||
+        (b->arrivals = malloc(sizeof(MPI_Request) * (size_t)p)) == NULL ||
+        (b->contrib = malloc((size_t)size * (size_t)count * (size_t)p + 1)) == NULL) {
+        if (b != NULL)
+            free(b->arrivals);
+        free(b);
+        return MPI_ERR_NO_MEM;
+    }
+    *b = (pending_relay){comm, MPI_REQUEST_NULL, b->arrivals, 0, b->contrib, recvbuf, count, t, op,
+                         NULL};
+    if (count > 0)
+        memcpy(recvbuf, sendbuf, (size_t)size * (size_t)count);
+    err = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, comm, &b->release);
+    for (int i = 1; i < p && err == MPI_SUCCESS; i++)
+        err = PMPI_Irecv(b->contrib + (size_t)(i - 1) * (size_t)size * (size_t)count, count, t, i,
+                         ARRIVE_TAG, comm, &b->arrivals[b->n++]);
+    if (err != MPI_SUCCESS) {
+        free(b->arrivals);
+        free(b->contrib);
+        free(b);
+        return err;
+    }
+    *request = b->release;
+    b->next = pending;
+    pending = b;
+    barriers_progress(NULL, 0); /* p = 1: released at once */
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+    int err;
+    if (comm == MPI_COMM_NULL)
+        return raise_on(comm, MPI_ERR_COMM);
+    if ((err = relay_start(NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, comm, request)) != MPI_SUCCESS)
+        return raise_on(comm, err);
+    return MPI_SUCCESS;
+}
+
+int iso_smpi_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    int size = 0, ni, na, nd, combiner = -1, err;
+    if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && count > 0 && type != MPI_DATATYPE_NULL &&
+        op != MPI_OP_NULL && PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+        combiner == MPI_COMBINER_NAMED && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
+        (long long)size * count < RELAY_MAX_BYTES) {
+        if ((err = relay_start(sendbuf, recvbuf, count, type, op, comm, request)) != MPI_SUCCESS)
+            return raise_on(comm, err);
+        return MPI_SUCCESS;
+    }
+    return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
 }
 
 /* ---- one-sided ----------------------------------------------------------- */
@@ -767,6 +1068,21 @@ static int added_new(int errorclass, int *code)
     added[nadded].text[0] = '\0';
     nadded++;
     return MPI_SUCCESS;
+}
+
+/* MPI_LASTUSEDCODE: the last added code once there is one (SMPI's
+ * attribute stays at MPI_ERR_LASTCODE); the others are SMPI's. */
+static int last_used_code;
+
+int iso_smpi_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag)
+{
+    if (keyval == MPI_LASTUSEDCODE && nadded > 0 && comm != MPI_COMM_NULL) {
+        last_used_code = FIRST_ADDED + nadded - 1;
+        *(int **)value = &last_used_code;
+        *flag = 1;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Comm_get_attr(comm, keyval, value, flag);
 }
 
 int iso_smpi_Add_error_class(int *errorclass)

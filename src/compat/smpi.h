@@ -23,6 +23,18 @@
  *   MPI_Test               of MPI_REQUEST_NULL: flag true, empty status
  *                          (SMPI leaves the flag unset with
  *                          MPI_STATUS_IGNORE); other requests go to SMPI.
+ *   MPI_Testall, MPI_Waitall   SMPI's MPI_Testall frees the requests that
+ *                          are complete even when it returns false, and
+ *                          the next call gives them empty statuses: their
+ *                          statuses are kept until the array completes.
+ *   MPI_Ibarrier, MPI_Iallreduce   a relay through rank 0 (2(p - 1)
+ *                          messages): SMPI's MPI_Ibarrier releases all but
+ *                          rank 0 before the others have entered, and its
+ *                          MPI_Iallreduce sends p(p - 1) messages, which
+ *                          made iso_verify's agreement the whole cost of a
+ *                          test at 256 ranks.  Rank 0 relays from the
+ *                          completion calls (wrapped for that).  Tags
+ *                          INT_MAX and INT_MAX - 1 on the communicator.
  *   MPI_Win_sync           a memory barrier (SMPI: not implemented; its
  *                          windows are plain memory, one copy).
  *   MPI_Mprobe/_Improbe    MPI_Probe/_Iprobe; the MPI_Message (a void * in
@@ -65,10 +77,11 @@
  *   returning success with nothing made), MPI_Error_class, _string
  *                          a table of this process's added classes and
  *                          codes (numbered from MPI_ERR_LASTCODE + 1) and
- *                          their strings; other codes go to SMPI.  SMPI's
+ *                          their strings; other codes go to SMPI.
+ *                          MPI_Comm_get_attr of MPI_LASTUSEDCODE gives the
+ *                          last added code.  SMPI's
  *                          MPI_ERRORS_ARE_FATAL does not know these strings
- *                          (it prints its own text for the code), and the
- *                          MPI_LASTUSEDCODE attribute stays SMPI's.
+ *                          (it prints its own text for the code).
  *   MPI_Comm_call_errhandler   SMPI 3.32 calls a null function for the
  *                          predefined handlers: MPI_ERRORS_RETURN returns,
  *                          MPI_ERRORS_ARE_FATAL prints the code's string
@@ -99,6 +112,14 @@
 ISO_SMPI_API int iso_smpi_Topo_test(MPI_Comm comm, int *status);
 ISO_SMPI_API int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Wait(MPI_Request *request, MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Testall(int count, MPI_Request requests[], int *flag,
+                                  MPI_Status statuses[]);
+ISO_SMPI_API int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+ISO_SMPI_API int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Iallreduce(const void *sendbuf, void *recvbuf, int count,
+                                     MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                     MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Win_sync(MPI_Win win);
 ISO_SMPI_API int iso_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
                                  MPI_Status *status);
@@ -148,6 +169,7 @@ ISO_SMPI_API int iso_smpi_Add_error_string(int errorcode, const char *string);
 ISO_SMPI_API int iso_smpi_Error_class(int errorcode, int *errorclass);
 ISO_SMPI_API int iso_smpi_Error_string(int errorcode, char *string, int *resultlen);
 ISO_SMPI_API int iso_smpi_Comm_call_errhandler(MPI_Comm comm, int errorcode);
+ISO_SMPI_API int iso_smpi_Comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag);
 ISO_SMPI_API int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value);
 ISO_SMPI_API int iso_smpi_Finalize(void);
 
@@ -222,6 +244,16 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Comm_idup iso_smpi_Comm_idup
 #undef MPI_Test
 #define MPI_Test iso_smpi_Test
+#undef MPI_Wait
+#define MPI_Wait iso_smpi_Wait
+#undef MPI_Testall
+#define MPI_Testall iso_smpi_Testall
+#undef MPI_Waitall
+#define MPI_Waitall iso_smpi_Waitall
+#undef MPI_Ibarrier
+#define MPI_Ibarrier iso_smpi_Ibarrier
+#undef MPI_Iallreduce
+#define MPI_Iallreduce iso_smpi_Iallreduce
 #undef MPI_Win_sync
 #define MPI_Win_sync iso_smpi_Win_sync
 #define MPI_Mprobe iso_smpi_Mprobe
@@ -244,6 +276,8 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Error_class iso_smpi_Error_class
 #define MPI_Error_string iso_smpi_Error_string
 #define MPI_Comm_call_errhandler iso_smpi_Comm_call_errhandler
+#undef MPI_Comm_get_attr
+#define MPI_Comm_get_attr iso_smpi_Comm_get_attr
 #undef MPI_Comm_set_attr
 #define MPI_Comm_set_attr iso_smpi_Comm_set_attr
 #undef MPI_Finalize
