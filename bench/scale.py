@@ -30,7 +30,13 @@ not in the simulated times: the platforms' per-message overheads
 smpi/os, ois, or stand for the per-message software cost), and network
 cross-traffic off (SMPI otherwise adds a reverse flow per message, twice
 the flows for the solver; the reverse flows model TCP acknowledgements,
-which these networks do not have).
+which these networks do not have), and MPICH's collective algorithms
+(smpi/coll-selector:mpich).  The last one matters: every timing starts
+after an MPI_Barrier and is the maximum over the ranks, so the barrier's
+skew (how far apart the ranks leave it) is in every figure; SMPI's default
+selection left the ranks up to about 50 us apart at K = 64 on bgq (2D
+Moore r3, 8 B: auto 68.8 us, with MPICH's dissemination barrier 15.8 us;
+hand-written 96.5 and 86.4 us).
 """
 import math
 import os
@@ -52,7 +58,7 @@ ISO_SHAPES = [("2D Moore r3", "--shape moore --dim 2 --radius 3 --periodic"),
 ISO_VARIANTS = ["hand", "direct", "dimwise:pack", "dimwise:datatype", "bruck:pack",
                 "bruck:datatype", "auto"]
 SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:0",
-              "--log=root.thresh:warning"]
+              "--cfg=smpi/coll-selector:mpich", "--log=root.thresh:warning"]
 # SC'19's communication-time gains of the best STFW over BL (BL / best):
 # table 2 (BG/Q, up to 50/55/61/72% at K = 64/128/256/512), figure 9 (XC40,
 # 85% at 512; BG/Q 69% there with STFW4), table 3 (XC40 at 4096: 1419 us ->
@@ -416,7 +422,7 @@ def plot_spmv(per, base, R):
             for k in sorted(ks):
                 f.write("%d %s\n" % (k, " ".join("%.4f" % ks[k].get(c, float("nan"))
                                                  for c in comps)))
-        script = ["set terminal pngcairo size 560,420 font ',9'", "set output '%s.png'" % name,
+        script = ["set terminal pngcairo size 760,420 font ',9'", "set output '%s.png'" % name,
                   "set logscale xy", "set key top left", "set xlabel 'processes K'",
                   "set ylabel 'us (geometric mean over the matrices)'",
                   "set xtics (%s)" % ",".join(str(k) for k in sorted(ks)),
