@@ -148,7 +148,9 @@ def run(args, R):
     build = args.build or "build/smpi"
     os.makedirs(args.out, exist_ok=True)
     stamp = time.strftime("%Y-%m-%d-%H%M")
-    base = os.path.join(args.out, "scale-smpi-%s" % stamp)
+    base = os.path.join(args.out, "scale-smpi-%s-%s-%s-k%s" % (  # runs started in the same
+        stamp, args.parts.replace(",", "+"), args.platforms.replace(",", "+"),  # minute apart
+        args.ks.replace(",", "+")))
     hostdir = tempfile.mkdtemp(prefix="isocoll-scale-")
     rows, costs, failures, start = [], [], 0, time.time()
     print("== bench/run: series scale (SIMULATED, SimGrid SMPI): platforms %s, K %s, parts %s, "
