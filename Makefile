@@ -5,6 +5,7 @@
 #   make check           test suite through prove (TAP)
 #   make asan            tests built with AddressSanitizer + UBSan, run
 #   make bench           default benchmark series (bench/run: CSVs, tables, plots)
+#   make bench-scale     the scale series, SIMULATED (SimGrid SMPI, bench/platforms)
 #   make install PREFIX=/usr/local
 #   make deps            install the Debian packages (root) or print the command
 # Only `make deps` and the two quick-start targets, `make check` and
@@ -88,7 +89,7 @@ ifneq ($(MPI),smpi)
   LIB_OBJ := $(filter-out $(BUILD)/obj/src/compat/%,$(LIB_OBJ))
 endif
 
-.PHONY: all lib tests check asan bench install installcheck verify-big deps have-mpi clean examples
+.PHONY: all lib tests check asan bench bench-scale install installcheck verify-big deps have-mpi clean examples
 all: lib
 lib: $(BUILD)/libisocoll.a $(BUILD)/libisocoll.so
 
@@ -216,6 +217,13 @@ bench:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory $(BENCH_BIN) $(BUILD)/stencil/isostencil $(EXAMPLE)
 	BUILD=$(BUILD) python3 bench/run --mpi $(MPI) $(if $(NP),--np $(NP)) $(BENCH_ARGS)
+
+# The scale series: simulated on bench/platforms with the SMPI build, whatever
+# MPI says (BENCH_ARGS: e.g. --platforms bgq --ks 64,256 --parts iso).
+bench-scale:
+	@$(MAKE) --no-print-directory MPI=smpi deps
+	@$(MAKE) --no-print-directory MPI=smpi build/smpi/bench/isobench build/smpi/bench/spmv
+	python3 bench/run --series scale --build build/smpi $(BENCH_ARGS)
 
 install: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig

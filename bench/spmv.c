@@ -2,11 +2,12 @@
  * MPI_Neighbor_alltoallv, Iso_neighbor_alltoallv_init with direct (the
  * paper's BL) and with vpt for n = 2 .. (store-and-forward over a virtual
  * process topology, Selvitopi & Aykanat SC'19) and with sharing (message
- * sharing, Duymus 2021: a row "sharing", n=2 its stages, no model),
+ * sharing, Duymus 2021: a row "sharing", n=2 its stages, no model) and
+ * with auto (the library's choice; n and dims "auto:nN" say what it ran),
  * interleaved in one run; prints the columns of the paper's table 2.
  *
  *   mpiexec -n K spmv [--matrix PATH[,PATH..]] [--partition rows|metis]
- *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing] [--n LIST]
+ *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing,auto] [--n LIST]
  *       [--dims a,b,..] [--header H] [--strict]
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
@@ -249,8 +250,8 @@ static void problem_free(problem *pb)
 }
 
 /* ---- variants ----------------------------------------------------------------- */
-enum { V_MPI, V_DIRECT, V_VPT, V_SHARING };
-static const char *const kind_names[] = {"mpi", "direct", "vpt", "sharing"};
+enum { V_MPI, V_DIRECT, V_VPT, V_SHARING, V_AUTO };
+static const char *const kind_names[] = {"mpi", "direct", "vpt", "sharing", "auto"};
 
 typedef struct {
     int kind, n, dims[ISO_VPT_MAXDIMS]; /* n, dims: vpt (direct: 1; sharing: n its 2 stages) */
@@ -380,8 +381,12 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
             v[nv] = (variant){.kind = V_SHARING, .n = 2};
             snprintf(v[nv].label, sizeof v[nv].label, "sharing");
             nv++;
+        } else if (!strcmp(t, "auto")) { /* the library's choice of n; n, dims: what it ran */
+            v[nv] = (variant){.kind = V_AUTO, .n = 1, .dims = {nprocs}};
+            snprintf(v[nv].label, sizeof v[nv].label, "auto");
+            nv++;
         } else {
-            die_msg("--variants: mpi, direct, vpt, sharing");
+            die_msg("--variants: mpi, direct, vpt, sharing, auto");
         }
     }
     free(l);
@@ -499,13 +504,19 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         if (!v[k].pass && (v[k].kind != V_MPI || strict))
             failed = 1;
         v[k].lib_buf = -1; /* the library's buffers of a routed request (its statistics) */
-        if (v[k].kind == V_VPT || v[k].kind == V_SHARING) {
+        if (v[k].kind == V_VPT || v[k].kind == V_SHARING || v[k].kind == V_AUTO) {
             int nst, msg[ISO_VPT_MAXDIMS];
             long long b[ISO_VPT_MAXDIMS], fwd, buf;
-            /* errors return: raised on the graph communicator */
+            /* errors return: raised on the graph communicator (auto that
+             * chose direct: ISO_ERR_REQUEST, so n stays 1) */
             if (Iso_request_vpt_info(v[k].req, ISO_VPT_MAXDIMS, &nst, msg, b, &fwd, &buf) ==
-                MPI_SUCCESS)
+                MPI_SUCCESS) {
                 v[k].lib_buf = buf;
+                if (v[k].kind == V_AUTO)
+                    v[k].n = nst;
+            }
+            if (v[k].kind == V_AUTO)
+                snprintf(v[k].dimstr, sizeof v[k].dimstr, "auto:n%d", v[k].n);
         }
         v[k].have_model = 0;
         if (rank == 0 && (v[k].kind == V_DIRECT || v[k].kind == V_VPT)) {
