@@ -5,7 +5,7 @@
  *   routing: ISO_ROUTE (none nl nr nlnr vpt auto); nodes: ISO_NODE_MAP
  *
  * The graph generator and command line are those of the YGM peer program
- * (/work/ygm/bench/degree_count.cpp, outside the repository), so both count
+ * (bench/ygm/degree_count.cpp, built against YGM by bench/ygm/compare), so both count
  * the same edges: n = 2^SCALE vertices; rank r makes global edges
  * g = r*E + i (i < E); rnd(g, j) = splitmix64 of seed + GAMMA*(64g + j + 1);
  * er: u = rnd(g,0) mod n, v = rnd(g,1) mod n; rmat: SCALE levels of
