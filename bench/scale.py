@@ -16,7 +16,7 @@ Parts (--parts, default iso,spmv):
          hand-written Isend/Irecv, direct, dimwise and bruck in both
          combining modes, auto
   spmv   bench/spmv, x-vector exchange of y = Ax, persistent
-         (Iso_neighbor_alltoallv_init): direct, vpt for every n, auto, on
+         (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto, on
          --matrices (rows and METIS partitions); geometric means as in
          SC'19 table 2 beside the paper's ratios
 Every program checks its data against its oracle before timing (isobench:
@@ -90,7 +90,7 @@ def items(args):
                 for part in ("rows", "metis"):
                     out.append(("spmv", "%d matrices %s" % (len(args.matrices.split(",")), part),
                                 "bench/spmv", "--matrix %s --partition %s --variants "
-                                "direct,vpt,auto --iters 1 --reps %d" % (paths, part, args.reps),
+                                "direct,vpt,sharing,auto --iters 1 --reps %d" % (paths, part, args.reps),
                                 platform, k))
     return out
 
@@ -106,8 +106,8 @@ def spmv_rows(text):
         r = dict(w.split("=", 1) for w in words if "=" in w)
         v = r.pop("variant")
         r["competitor"] = "vpt%s" % r["n"] if v == "vpt" else v
-        if v == "auto":
-            r["picked"] = "n%s" % r["n"]
+        if v == "auto":  # dims=auto:n3 or auto:sharing
+            r["picked"] = r.get("dims", "").split(":", 1)[-1] or "n%s" % r["n"]
         r.pop("n", None)
         r.pop("dims", None)
         r["time_us"] = r.pop("comm_us")

@@ -515,8 +515,16 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                 if (v[k].kind == V_AUTO)
                     v[k].n = nst;
             }
-            if (v[k].kind == V_AUTO)
-                snprintf(v[k].dimstr, sizeof v[k].dimstr, "auto:n%d", v[k].n);
+            if (v[k].kind == V_AUTO) {
+                int smsg[2], over;
+                long long sb[2], sfwd, sbuf;
+                /* auto may pick sharing, whose two stages vpt_info reports as n = 2 */
+                if (Iso_request_sharing_info(v[k].req, smsg, sb, &sfwd, &over, &sbuf) ==
+                    MPI_SUCCESS)
+                    snprintf(v[k].dimstr, sizeof v[k].dimstr, "auto:sharing");
+                else
+                    snprintf(v[k].dimstr, sizeof v[k].dimstr, "auto:n%d", v[k].n);
+            }
         }
         v[k].have_model = 0;
         if (rank == 0 && (v[k].kind == V_DIRECT || v[k].kind == V_VPT)) {
