@@ -759,11 +759,13 @@ ISO_API int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcoun
  *   auto  (default) none on one node or with one process per node, else
  *         nlnr.
  * Nodes come from the locality module (MPI_COMM_TYPE_SHARED, or
- * ISO_NODE_MAP): any node sizes and placements (DESIGN.md says how the
+ * ISO_NODE_MAP); info iso_locality / ISO_LOCALITY = package or numa makes
+ * them the packages or NUMA domains inside the nodes (node, auto: the
+ * nodes).  Any node sizes and placements (DESIGN.md says how the
  * channels are formed when node sizes differ).  Broadcasts follow a tree of
  * the routing: nr and nlnr send one remote message per other node.
  * Unknown "iso_" keys and bad values are ISO_ERR_INFO; processes passing
- * different capacities, routings or shapes ISO_ERR_ARG.  ISO_VERBOSE
+ * different capacities, routings, shapes or levels ISO_ERR_ARG.  ISO_VERBOSE
  * reports the routing chosen on rank 0.
  *
  * Errors: dest out of range, msg NULL with bytes > 0 (ISO_ERR_ARG), a

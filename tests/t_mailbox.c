@@ -19,6 +19,12 @@
  * routing are printed as comments; after every top-level send the queue
  * and the sends in flight are within the capacity (flow control); nr and nlnr broadcasts must cost one
  * remote message per other node, none one per remote process.
+ * Regions below the node (iso_locality): two-level pretend maps (node.package,
+ * uneven at both levels -- nodes 3+5 with packages 1+2 and 2+3 --, and
+ * packages interleaved inside interleaved nodes) with nl, nr, nlnr at level
+ * package, one three-level map at level numa; the broadcast's remote
+ * messages (between regions) are R-1 for the R regions the test's own map
+ * has, not the nodes' N-1: the level changed the routing.
  *
  * PER-ALGORITHM: no
  * NPROCS: 1 3 8
@@ -220,6 +226,8 @@ static void phase(Iso_mailbox mb, state *s, int ph, uint64_t seed, const char *w
 typedef struct {
     const char *name;
     int (*node)(int r, int p);
+    int (*package)(int r, int p); /* NULL: one level */
+    int (*numa)(int r, int p);    /* NULL: no third level */
 } map_t;
 
 static int one_node(int r, int p) { (void)r; (void)p; return 0; }
@@ -231,18 +239,65 @@ static int uneven3(int r, int p) { (void)p; return r < 1 ? 0 : r < 3 ? 1 : 2; }
 /* interleaved: rank r on node r mod 3 */
 static int interleaved(int r, int p) { (void)p; return r % 3; }
 
-static const map_t maps[] = {{"one node", one_node},        {"one rank per node", per_rank},
-                             {"uneven 3+5", uneven2},        {"uneven 1+2+5", uneven3},
-                             {"interleaved r%3", interleaved}};
+static const map_t maps[] = {{"one node", one_node, NULL, NULL},
+                             {"one rank per node", per_rank, NULL, NULL},
+                             {"uneven 3+5", uneven2, NULL, NULL},
+                             {"uneven 1+2+5", uneven3, NULL, NULL},
+                             {"interleaved r%3", interleaved, NULL, NULL}};
+
+/* Packages inside uneven2's nodes: a first package of ceil(size/3) of the
+ * node's ranks, the rest (3+5 at 8 ranks: packages 1+2 and 2+3). */
+static int uneven2_package(int r, int p)
+{
+    int first = 0, size = 0;
+    for (int q = 0; q < p; q++)
+        if (uneven2(q, p) == uneven2(r, p)) {
+            if (size++ == 0)
+                first = q;
+        }
+    return r - first < (size + 2) / 3 ? 0 : 1;
+}
+/* interleaved at two levels: node r mod 2, package r/2 mod 2 inside it */
+static int inter2(int r, int p) { (void)p; return r % 2; }
+static int inter2_package(int r, int p) { (void)p; return r / 2 % 2; }
+/* and a third: NUMA domain r/4 mod 2 inside the package */
+static int inter2_numa(int r, int p) { (void)p; return r / 4 % 2; }
+
+static const map_t package_maps[] = {
+    {"nodes 3+5, packages 1+2 and 2+3", uneven2, uneven2_package, NULL},
+    {"nodes r%2, packages r/2%2 inside", inter2, inter2_package, NULL}};
+static const map_t numa_map = {"nodes r%2, packages r/2%2, NUMA r/4%2", inter2, inter2_package,
+                               inter2_numa};
 
 static void set_map(const map_t *m)
 {
-    char *s = malloc((size_t)P * 12 + 1);
+    char *s = malloc((size_t)P * 40 + 1);
     int len = 0;
-    for (int r = 0; r < P; r++)
+    for (int r = 0; r < P; r++) {
         len += sprintf(s + len, "%s%d", r ? "," : "", m->node(r, P));
+        if (m->package)
+            len += sprintf(s + len, ".%d", m->package(r, P));
+        if (m->numa)
+            len += sprintf(s + len, ".%d", m->numa(r, P));
+    }
     setenv("ISO_NODE_MAP", s, 1);
     free(s);
+}
+
+/* The regions of m at level (the test's own count, from the map alone):
+ * distinct (node, package, numa) ids down to the level. */
+static int regions_of(const map_t *m, const char *level)
+{
+    int n = 0, depth = !strcmp(level, "numa") ? 2 : !strcmp(level, "package") ? 1 : 0;
+    for (int r = 0; r < P; r++) {
+        int seen = 0;
+        for (int q = 0; q < r && !seen; q++)
+            seen = m->node(q, P) == m->node(r, P) &&
+                   (depth < 1 || !m->package || m->package(q, P) == m->package(r, P)) &&
+                   (depth < 2 || !m->numa || m->numa(q, P) == m->numa(r, P));
+        n += !seen;
+    }
+    return n;
 }
 
 static const char *routings[] = {"none", "nl", "nr", "nlnr", "vpt", "auto"};
@@ -257,20 +312,26 @@ static void count_recv(Iso_mailbox mb, int source, const void *data, size_t byte
     (*(long long *)ctx)++;
 }
 
-/* One broadcast from rank root costs exactly this many remote buffers. */
-static void bcast_cost(MPI_Comm comm, const char *routing, const char *mapname)
+/* One broadcast from rank root costs exactly this many remote buffers
+ * (between regions of the level). */
+static void bcast_cost(MPI_Comm comm, const char *routing, const map_t *map, const char *level)
 {
+    const char *mapname = map->name;
     const iso_locality *l;
     MPI_Info info;
     Iso_mailbox mb;
     long long got = 0, remote, total;
     int root = P - 1;
-    iso__locality_get(comm, &l);
     MPI_Info_create(&info);
     MPI_Info_set(info, "iso_route", routing);
+    if (strcmp(level, "node"))
+        MPI_Info_set(info, "iso_locality", level);
     CHECK(Iso_mailbox_create(comm, 1 << 16, count_recv, &got, info, &mb) == MPI_SUCCESS,
           "create");
     MPI_Info_free(&info);
+    l = mb->routes.loc;
+    CHECK_EQ_INT(l->nnodes, regions_of(map, level), "%s on %s: regions at level %s", routing,
+                 mapname, level);
     if (ME == root)
         Iso_mailbox_bcast(mb, "x", 1);
     Iso_mailbox_wait_empty(mb);
@@ -279,12 +340,60 @@ static void bcast_cost(MPI_Comm comm, const char *routing, const char *mapname)
     remote = mb->stats.remote_msgs;
     MPI_Allreduce(&remote, &total, 1, MPI_LONG_LONG, MPI_SUM, comm);
     if (!strcmp(routing, "nr") || !strcmp(routing, "nlnr"))
-        CHECK_EQ_INT(total, l->nnodes - 1, "%s on %s: remote messages of one broadcast",
-                     routing, mapname);
+        CHECK_EQ_INT(total, regions_of(map, level) - 1,
+                     "%s on %s: remote messages of one broadcast (level %s)", routing, mapname,
+                     level);
     if (!strcmp(routing, "none"))
         CHECK_EQ_INT(total, P - iso__node_size(l, l->node[root]),
                      "%s on %s: remote messages of one broadcast", routing, mapname);
     Iso_mailbox_free(&mb);
+}
+
+/* Storms with each of routings on map m (number mi: the seeds) at the
+ * locality level (iso_locality), and one broadcast's cost. */
+static void run_map(const map_t *map, size_t mi, const char *const *routes, size_t nroutes,
+                    const char *level)
+{
+    MPI_Comm comm;
+    set_map(map);
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* reads the map */
+    for (size_t r = 0; r < nroutes; r++) {
+        long long remote[3] = {0}, records[3] = {0}, sums[6];
+        for (size_t c = 0; c < sizeof capacities / sizeof capacities[0]; c++) {
+            state s = {{0}, 0, (uint64_t)ME * 31 + c};
+            MPI_Info info;
+            Iso_mailbox mb = NULL;
+            char what[96];
+            snprintf(what, sizeof what, "%s, %s, %s level, capacity %zu", map->name, routes[r],
+                     level, capacities[c]);
+            MPI_Info_create(&info);
+            MPI_Info_set(info, "iso_route", routes[r]);
+            if (strcmp(level, "node")) /* node: the default, no key */
+                MPI_Info_set(info, "iso_locality", level);
+            CHECK(Iso_mailbox_create(comm, capacities[c], on_recv, &s, info, &mb) ==
+                      MPI_SUCCESS,
+                  "%s: create", what);
+            MPI_Info_free(&info);
+            if (mb == NULL)
+                continue;
+            for (int ph = 0; ph < 2; ph++)
+                phase(mb, &s, ph, 12345 + mi * 100 + r * 10 + c, what);
+            remote[c] = mb->stats.remote_msgs;
+            records[c] = mb->stats.records - mb->stats.forwarded;
+            CHECK(Iso_mailbox_free(&mb) == MPI_SUCCESS && mb == NULL, "%s: free", what);
+        }
+        MPI_Allreduce(remote, sums, 3, MPI_LONG_LONG, MPI_SUM, comm);
+        MPI_Allreduce(records, sums + 3, 3, MPI_LONG_LONG, MPI_SUM, comm);
+        if (ME == 0)
+            printf("# %s, %s, %s level: remote buffers per process at capacity 40 / 512 / 1M: "
+                   "%.1f / %.1f / %.1f (%.1f messages sent per process)\n",
+                   map->name, routes[r], level, sums[0] / (double)P, sums[1] / (double)P,
+                   sums[2] / (double)P, sums[3] / (double)P);
+        bcast_cost(comm, routes[r], map, level);
+        tap_result(MPI_COMM_WORLD, "%s, %s, %s level: storms at 3 capacities, 2 phases each, "
+                                   "exactly once; broadcast cost", map->name, routes[r], level);
+    }
+    MPI_Comm_free(&comm);
 }
 
 int main(int argc, char **argv)
@@ -293,46 +402,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &P);
     MPI_Comm_rank(MPI_COMM_WORLD, &ME);
     unsetenv("ISO_ROUTE");
-    for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++) {
-        MPI_Comm comm;
-        set_map(&maps[m]);
-        MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* reads the map */
-        for (size_t r = 0; r < sizeof routings / sizeof routings[0]; r++) {
-            long long remote[3] = {0}, records[3] = {0}, sums[6];
-            for (size_t c = 0; c < sizeof capacities / sizeof capacities[0]; c++) {
-                state s = {{0}, 0, (uint64_t)ME * 31 + c};
-                MPI_Info info;
-                Iso_mailbox mb = NULL;
-                char what[96];
-                snprintf(what, sizeof what, "%s, %s, capacity %zu", maps[m].name, routings[r],
-                         capacities[c]);
-                MPI_Info_create(&info);
-                MPI_Info_set(info, "iso_route", routings[r]);
-                CHECK(Iso_mailbox_create(comm, capacities[c], on_recv, &s, info, &mb) ==
-                          MPI_SUCCESS,
-                      "%s: create", what);
-                MPI_Info_free(&info);
-                if (mb == NULL)
-                    continue;
-                for (int ph = 0; ph < 2; ph++)
-                    phase(mb, &s, ph, 12345 + m * 100 + r * 10 + c, what);
-                remote[c] = mb->stats.remote_msgs;
-                records[c] = mb->stats.records - mb->stats.forwarded;
-                CHECK(Iso_mailbox_free(&mb) == MPI_SUCCESS && mb == NULL, "%s: free", what);
-            }
-            MPI_Allreduce(remote, sums, 3, MPI_LONG_LONG, MPI_SUM, comm);
-            MPI_Allreduce(records, sums + 3, 3, MPI_LONG_LONG, MPI_SUM, comm);
-            if (ME == 0)
-                printf("# %s, %s: remote buffers per process at capacity 40 / 512 / 1M: "
-                       "%.1f / %.1f / %.1f (%.1f messages sent per process)\n",
-                       maps[m].name, routings[r], sums[0] / (double)P, sums[1] / (double)P,
-                       sums[2] / (double)P, sums[3] / (double)P);
-            bcast_cost(comm, routings[r], maps[m].name);
-            tap_result(MPI_COMM_WORLD, "%s, %s: storms at 3 capacities, 2 phases each, exactly "
-                                       "once; broadcast cost", maps[m].name, routings[r]);
-        }
-        MPI_Comm_free(&comm);
-    }
+    unsetenv("ISO_LOCALITY");
+    for (size_t m = 0; m < sizeof maps / sizeof maps[0]; m++)
+        run_map(&maps[m], m, routings, sizeof routings / sizeof routings[0], "node");
+    for (size_t m = 0; m < sizeof package_maps / sizeof package_maps[0]; m++)
+        run_map(&package_maps[m], 10 + m, routings + 1, 3, "package"); /* nl nr nlnr */
+    run_map(&numa_map, 20, routings + 3, 1, "numa"); /* nlnr */
     unsetenv("ISO_NODE_MAP");
     {
         /* an explicit VPT shape, and MPI_COMM_WORLD's own nodes */

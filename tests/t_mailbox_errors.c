@@ -2,7 +2,8 @@
  * class through the communicator's handler (MPI_ERRORS_RETURN here) and
  * queue nothing (a later wait_empty delivers exactly the good messages);
  * options that are unknown, malformed or different between processes fail
- * create on every process; free while messages are pending fails on every
+ * create on every process (a bad iso_locality / ISO_LOCALITY with a message
+ * naming the key, the value and the levels); free while messages are pending fails on every
  * process and keeps the mailbox; a freed handle is an error, not a read of
  * freed memory; flush, wait_empty and free from a callback are errors;
  * 2000 create/free cycles (500 at 4 ranks) (a leaked communicator would exhaust
@@ -79,13 +80,44 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     unsetenv("ISO_ROUTE");
     unsetenv("ISO_NODE_MAP");
+    unsetenv("ISO_LOCALITY");
 
     create_fails(NULL, NULL, 0, ISO_ERR_ARG, "capacity 0");
     create_fails("iso_bogus", "1", 64, ISO_ERR_INFO, "an unknown iso_ key");
     create_fails("iso_route", "fast", 64, ISO_ERR_INFO, "iso_route=fast");
     create_fails("iso_vpt_dims", "5,7", 64, ISO_ERR_INFO, "iso_vpt_dims of the wrong product");
-    if (P > 1)
+    create_fails("iso_locality", "socket", 64, ISO_ERR_INFO, "iso_locality=socket");
+    if (P > 1) {
         create_fails(NULL, NULL, ME == 0 ? 100 : 200, ISO_ERR_ARG, "different capacities");
+        create_fails("iso_locality", ME == 0 ? "node" : "package", 64, ISO_ERR_ARG,
+                     "different locality levels");
+    }
+    { /* the messages name the key or variable, the value and the levels */
+        static const char *const where[] = {"iso_locality", "ISO_LOCALITY"};
+        for (int k = 0; k < 2; k++) {
+            MPI_Info info = MPI_INFO_NULL;
+            char str[MPI_MAX_ERROR_STRING + 1] = "";
+            int len = 0, rc;
+            if (k == 0) {
+                MPI_Info_create(&info);
+                MPI_Info_set(info, "iso_locality", "l3");
+            } else
+                setenv("ISO_LOCALITY", "l3", 1);
+            mb = NULL;
+            rc = Iso_mailbox_create(MPI_COMM_WORLD, 64, on_recv, &s, info, &mb);
+            unsetenv("ISO_LOCALITY");
+            if (info != MPI_INFO_NULL)
+                MPI_Info_free(&info);
+            CHECK_EQ_INT(cls(rc), ISO_ERR_INFO, "%s=l3", where[k]);
+            CHECK(mb == NULL, "%s=l3: mb is NULL", where[k]);
+            if (rc != MPI_SUCCESS)
+                MPI_Error_string(rc, str, &len);
+            CHECK(strstr(str, where[k]) && strstr(str, "l3") &&
+                      strstr(str, "node, package, numa, auto"),
+                  "%s=l3: the message names it, the value and the levels: \"%s\"", where[k],
+                  str);
+        }
+    }
     err = Iso_mailbox_create(MPI_COMM_WORLD, 64, NULL, NULL, MPI_INFO_NULL, &mb);
     CHECK_EQ_INT(cls(err), ISO_ERR_ARG, "create with recv NULL");
     CHECK_EQ_INT(cls(Iso_mailbox_create(MPI_COMM_NULL, 64, on_recv, &s, MPI_INFO_NULL, &mb)),

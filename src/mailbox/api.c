@@ -1,5 +1,5 @@
 /* The mailbox's public functions (include/isocoll.h; DESIGN.md, "Mailbox"):
- * options (iso_route, iso_vpt_dims, iso_vpt_n), argument checks, the
+ * options (iso_route, iso_vpt_dims, iso_vpt_n, iso_locality), argument checks, the
  * registry of live mailboxes that turns a use after free into an error,
  * create and free. */
 #include "mailbox/mailbox.h"
@@ -95,15 +95,18 @@ static int set_verbose(void *ctx, const char *key, const char *value, const char
 static const iso_option_key mailbox_keys[] = {{"iso_route", set_route},
                                               {"iso_vpt_dims", set_vpt},
                                               {"iso_vpt_n", set_vpt},
+                                              {"iso_locality", set_vpt},
                                               {"verbose", set_verbose}};
 
-/* The environment (ISO_ROUTE, ISO_VPT_DIMS, ISO_VPT_N, ISO_VERBOSE), then
- * info, which wins. */
+/* The environment (ISO_ROUTE, ISO_VPT_DIMS, ISO_VPT_N, ISO_LOCALITY,
+ * ISO_VERBOSE), then info, which wins.  iso_locality goes through the VPT's
+ * reader into o->vpt.level, as for the SDDE and the graph routings. */
 static int options_get(MPI_Info info, int p, options_t *o)
 {
     static const iso_env_option env[] = {{"ISO_ROUTE", "iso_route"},
                                          {"ISO_VPT_DIMS", "iso_vpt_dims"},
                                          {"ISO_VPT_N", "iso_vpt_n"},
+                                         {"ISO_LOCALITY", "iso_locality"},
                                          {"ISO_VERBOSE", "verbose"}};
     iso_options r = {mailbox_keys, (int)(sizeof mailbox_keys / sizeof mailbox_keys[0]),
                      "on a mailbox", o, NULL};
@@ -195,16 +198,20 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
         err = iso__vpt_shape(&o.vpt, m->p, &n, dims);
     for (int d = 0; d < n; d++)
         shape = shape * 1000003 + dims[d];
-    ag.nsame = 3;
+    ag.nsame = 4;
     ag.same[0] = (long long)m->capacity;
     ag.same[1] = err ? 0 : o.routing;
     ag.same[2] = err ? 0 : shape;
+    ag.same[3] = err ? 0 : o.vpt.level; /* a level not cached everywhere would hang */
     err = iso__agree(m->comm, err, &ag);
     if (!err && ag.differs >= 0)
         err = iso__error_msg(ISO_ERR_ARG, "the processes passed different %s",
-                             ag.differs == 0 ? "capacity_bytes" : ag.differs == 1 ? "routings (iso_route)" : "VPT shapes (iso_vpt_dims, iso_vpt_n)");
+                             ag.differs == 0   ? "capacity_bytes"
+                             : ag.differs == 1 ? "routings (iso_route)"
+                             : ag.differs == 2 ? "VPT shapes (iso_vpt_dims, iso_vpt_n)"
+                                               : "locality levels (iso_locality)");
     if (!err) /* collective over comm, and its errors are everyone's */
-        err = iso__locality_get(comm, &m->routes.loc);
+        err = iso__locality_at(comm, o.vpt.level, &m->routes.loc);
     if (err) {
         mailbox_release(m);
         return err;
@@ -216,8 +223,10 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
     memcpy(m->routes.dims, dims, sizeof dims);
     if (o.verbose)
         iso__report_choice(comm, "Iso_mailbox_create", o.routing == ISO_MB_AUTO,
-                           iso__mb_routing_names[m->routes.routing], " on %d nodes",
-                           m->routes.loc->nnodes);
+                           iso__mb_routing_names[m->routes.routing], " on %d regions (%s)",
+                           m->routes.loc->nnodes, o.vpt.level == ISO_LEVEL_NODE ? "nodes"
+                                                  : o.vpt.level == ISO_LEVEL_PACKAGE ? "packages"
+                                                                                   : "NUMA domains");
     if ((err = iso__mb_recv_start(m)) != MPI_SUCCESS) {
         iso__mb_recv_cancel(m);
         mailbox_release(m);

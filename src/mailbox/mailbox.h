@@ -62,7 +62,7 @@ extern const char *const iso__mb_routing_names[5];
 typedef struct {
     iso_mb_routing routing;
     int me, p;
-    const iso_locality *loc;          /* nodes of the communicator */
+    const iso_locality *loc;          /* regions of the communicator (iso_locality) */
     int n, dims[ISO_VPT_MAXDIMS];     /* vpt: the shape */
 } iso_mb_routes;
 
