@@ -54,8 +54,13 @@ static void one_kind(int kind)
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "iso_sparse_algorithm", "auto");
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, ni, in, MPI_UNWEIGHTED, no, out,
-                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &g);
+    /* explicit unit weights: MPI_UNWEIGHTED is a sentinel pointer that
+     * GCC's -Wstringop-overread mistakes for a zero-length array (Open MPI) */
+    int *w = malloc(sizeof(int) * (size_t)p);
+    for (int i = 0; i < p; i++)
+        w[i] = 1;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, ni, in, w, no, out, w, MPI_INFO_NULL, 0, &g);
+    free(w);
     MPI_Comm_set_errhandler(g, MPI_ERRORS_RETURN);
     long long *sb = malloc(sizeof(long long) * ((size_t)no + 1));
     long long *rb = malloc(sizeof(long long) * ((size_t)ni + 1));
