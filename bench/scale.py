@@ -36,7 +36,13 @@ after an MPI_Barrier and is the maximum over the ranks, so the barrier's
 skew (how far apart the ranks leave it) is in every figure; SMPI's default
 selection left the ranks up to about 50 us apart at K = 64 on bgq (2D
 Moore r3, 8 B: auto 68.8 us, with MPICH's dissemination barrier 15.8 us;
-hand-written 96.5 and 86.4 us).
+hand-written 96.5 and 86.4 us).  And a poll costs what it costs in MPI:
+SMPI injects 100 us of simulated time into every MPI_Test and MPI_Iprobe
+by default, growing while they fail (smpi/grow-injected-times), to speed
+up busy loops; the SDDE's probed receives and NBX's test loop then took
+1.5-17 ms per call where 0.1 us per poll (smpi/test, smpi/iprobe) gives
+22-52 us (16 ranks, bench/platforms/twopackage.xml,
+bench/results/2026-11-25-locality-levels-smpi.txt).
 """
 import math
 import os
@@ -58,7 +64,8 @@ ISO_SHAPES = [("3D Moore r1", "--shape moore --dim 3 --radius 1 --periodic"),  #
 ISO_VARIANTS = ["hand", "direct", "dimwise:pack", "dimwise:datatype", "bruck:pack",
                 "bruck:datatype", "auto"]
 SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:0",
-              "--cfg=smpi/coll-selector:mpich", "--log=root.thresh:warning"]
+              "--cfg=smpi/coll-selector:mpich", "--cfg=smpi/test:1e-7", "--cfg=smpi/iprobe:1e-7",
+              "--cfg=smpi/grow-injected-times:no", "--log=root.thresh:warning"]
 # SC'19's communication-time gains of the best STFW over BL (BL / best):
 # table 2 (BG/Q, up to 50/55/61/72% at K = 64/128/256/512), figure 9 (XC40,
 # 85% at 512; BG/Q 69% there with STFW4), table 3 (XC40 at 4096: 1419 us ->
