@@ -393,9 +393,10 @@ static void locality_cases(int p)
                                "two-level maps");
 }
 
-/* iso_sparse_algorithm=auto: n from the cost model and the pattern's
- * statistics (one allreduce): the data against the oracle, the same choice
- * on every process, and its stages consistent with Iso_request_vpt_info. */
+/* iso_sparse_algorithm=auto: direct, a VPT's n or sharing from the cost
+ * model and the pattern's statistics: the data against the oracle, the same
+ * choice on every process, and its stages consistent with the request's
+ * info. */
 static void auto_cases(int p)
 {
     static const int kinds[] = {PAT_DENSE, PAT_RANDOM, PAT_EMPTY};
@@ -417,11 +418,19 @@ static void auto_cases(int p)
             int rounds, messages, nst = 0, msgs[16];
             long long b, bytes[16], f, bb;
             Iso_request_schedule_info(req, &alg, &mode, &rounds, &messages, &b);
-            CHECK(!strcmp(alg, "vpt") || !strcmp(alg, "direct"), "%s: runs %s", what, alg);
+            CHECK(!strcmp(alg, "vpt") || !strcmp(alg, "direct") || !strcmp(alg, "sharing"),
+                  "%s: runs %s", what, alg);
             if (!strcmp(alg, "vpt")) {
                 CHECK_EQ_INT(Iso_request_vpt_info(req, 16, &nst, msgs, bytes, &f, &bb),
                              MPI_SUCCESS, "%s: info", what);
                 CHECK(nst >= 2, "%s: %d stages", what, nst);
+            }
+            if (!strcmp(alg, "sharing")) { /* auto weighs message sharing too */
+                int smsg[2], over;
+                long long sb[2];
+                CHECK_EQ_INT(Iso_request_sharing_info(req, smsg, sb, &f, &over, &bb), MPI_SUCCESS,
+                             "%s: sharing info", what);
+                nst = 1; /* a VPT has at least 2 stages: 1 names sharing */
             }
             choice[0] = nst;
             Iso_request_free(&req);
@@ -432,8 +441,11 @@ static void auto_cases(int p)
         CHECK(hi[0] == lo[0], "%s: processes chose differently", what);
         if (g.rank == 0)
             printf("# %s at %d processes: %s\n", what, p,
-                   hi[0] ? (hi[0] == 2 ? "vpt n=2" : hi[0] == 3 ? "vpt n=3" : "vpt n>3")
-                         : "direct");
+                   hi[0] == 0   ? "direct"
+                   : hi[0] == 1 ? "sharing"
+                   : hi[0] == 2 ? "vpt n=2"
+                   : hi[0] == 3 ? "vpt n=3"
+                                : "vpt n>3");
         MPI_Comm_free(&comm);
         gpattern_free(&g);
     }
