@@ -187,6 +187,37 @@ static MPI_Comm gpattern_comm(const gpattern *g, MPI_Info info)
     return c;
 }
 
+/* The process-level pattern of g, as the routing planners take it: for
+ * each process a its distinct targets t != a, ascending, in
+ * (*tg)[(*start)[a] .. (*start)[a + 1]), with the blocks (*nb) and bytes
+ * (*by, 4 per int) of all its edges to t.  malloc'd; returns their number. */
+static inline long long gpattern_targets(const gpattern *g, long long **start, int **tg,
+                                         long long **nb, long long **by)
+{
+    int p = g->p;
+    long long E = 0;
+    *start = calloc((size_t)p + 1, sizeof(long long));
+    *tg = malloc(sizeof(int) * ((size_t)g->first[p] + 1));
+    *nb = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
+    *by = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
+    for (int a = 0; a < p; a++) {
+        (*start)[a] = E;
+        for (int t = 0; t < p; t++) {
+            long long n = 0, b = 0;
+            for (int e = g->first[a]; e < g->first[a + 1]; e++)
+                if (g->dst[e] == t && t != a)
+                    n++, b += 4LL * g->cnt[e];
+            if (n > 0) {
+                (*tg)[E] = t;
+                (*nb)[E] = n;
+                (*by)[E++] = b;
+            }
+        }
+    }
+    (*start)[p] = E;
+    return E;
+}
+
 /* ---- buffers of one form ------------------------------------------------------ */
 /* gap2: one int every two ints (a derived type with gaps). */
 static MPI_Datatype g_gap2 = MPI_DATATYPE_NULL;

@@ -30,28 +30,11 @@ static MPI_Comm ocomm;
 static void expected(const gpattern *g, int msgs[2], long long bytes[2], long long *fwd)
 {
     int p = g->p, me = g->rank;
-    long long *start = calloc((size_t)p + 1, sizeof(long long)), E = 0;
-    int *tg = malloc(sizeof(int) * ((size_t)g->first[p] + 1)), *src;
-    long long *nb = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
-    long long *by = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
+    long long *start, *nb, *by;
+    int *tg, *src;
+    long long E = gpattern_targets(g, &start, &tg, &nb, &by);
     int *sent0 = calloc((size_t)p, sizeof(int)), *sent_to = calloc((size_t)p, sizeof(int));
     iso_sharing sh = {0};
-    /* the process-level pattern: distinct targets != source, ascending */
-    for (int a = 0; a < p; a++) {
-        start[a] = E;
-        for (int t = 0; t < p; t++) {
-            long long n = 0, b = 0;
-            for (int e = g->first[a]; e < g->first[a + 1]; e++)
-                if (g->dst[e] == t && t != a)
-                    n++, b += 4LL * g->cnt[e];
-            if (n > 0) {
-                tg[E] = t;
-                nb[E] = n;
-                by[E++] = b;
-            }
-        }
-    }
-    start[p] = E;
     src = malloc(sizeof(int) * ((size_t)E + 1));
     for (int a = 0; a < p; a++)
         for (long long e = start[a]; e < start[a + 1]; e++)

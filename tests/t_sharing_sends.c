@@ -103,24 +103,9 @@ int MPI_Send_init(const void *buf, int n, MPI_Datatype t, int dest, int tag, MPI
  * bytes 4 per int) planned here: *sh, and a hash of its senders. */
 static int plan_here(const gpattern *g, iso_sharing *sh, unsigned long long *hash)
 {
-    int p = g->p;
-    long long *start = calloc((size_t)p + 1, sizeof(long long)), E = 0;
-    int *tg = malloc(sizeof(int) * ((size_t)g->first[p] + 1));
-    long long *by = malloc(sizeof(long long) * ((size_t)g->first[p] + 1));
-    for (int a = 0; a < p; a++) {
-        start[a] = E;
-        for (int t = 0; t < p; t++) {
-            long long n = 0, b = 0;
-            for (int e = g->first[a]; e < g->first[a + 1]; e++)
-                if (g->dst[e] == t && t != a)
-                    n++, b += 4LL * g->cnt[e];
-            if (n > 0) {
-                tg[E] = t;
-                by[E++] = b;
-            }
-        }
-    }
-    start[p] = E;
+    int p = g->p, *tg;
+    long long *start, *nb, *by;
+    long long E = gpattern_targets(g, &start, &tg, &nb, &by);
     iso_pattern pat = {p, start, tg, by};
     int rc = iso__sharing_plan(&pat, sh);
     *hash = 1469598103934665603ull;
@@ -128,6 +113,7 @@ static int plan_here(const gpattern *g, iso_sharing *sh, unsigned long long *has
         *hash = (*hash ^ (unsigned long long)sh->sender[e]) * 1099511628211ull;
     free(start);
     free(tg);
+    free(nb);
     free(by);
     return rc;
 }

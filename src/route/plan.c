@@ -51,6 +51,18 @@ int iso__route_first_of(const int *pairs, int n, long long rank)
     return lo;
 }
 
+long long iso__route_lower_bound(const int *a, long long lo, long long hi, int x)
+{
+    while (lo < hi) {
+        long long mid = lo + (hi - lo) / 2;
+        if (a[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 int iso__route_graph_slot(const int *src_pairs, int n, char *filled, long long source,
                           long long ord, int *slot)
 {

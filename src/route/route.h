@@ -185,6 +185,9 @@ void iso__route_plan_free(iso_route_plan *p);
  * rank r is pairs[2 * (iso__route_first_of(pairs, n, r) + k) + 1]. */
 int *iso__route_sorted_pairs(const int *list, int n);
 int iso__route_first_of(const int *pairs, int n, long long rank);
+/* The first index i in [lo, hi) of the ascending a[] with a[i] >= x (hi if
+ * none): the lookup of the sharing plan's sorted lists. */
+long long iso__route_lower_bound(const int *a, long long lo, long long hi, int x);
 /* The receive slot of the ord-th block from source under the graph rule
  * (src_pairs: the sorted pairs of the n receive sources), marked in
  * filled[]: 1 and *slot, or 0 if there is no such slot or it was filled

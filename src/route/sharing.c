@@ -87,15 +87,8 @@ static void pattern_free(pattern_t *P)
 /* Is x a partner of source q? */
 static int is_partner(const pattern_t *P, int q, int x)
 {
-    long long lo = P->pstart[q], hi = P->pstart[q + 1];
-    while (lo < hi) {
-        long long mid = lo + (hi - lo) / 2;
-        if (P->partners[mid] < x)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < P->pstart[q + 1] && P->partners[lo] == x;
+    long long i = iso__route_lower_bound(P->partners, P->pstart[q], P->pstart[q + 1], x);
+    return i < P->pstart[q + 1] && P->partners[i] == x;
 }
 
 /* The partner message e goes to in stage 0, or -1: its sender if that is

@@ -280,15 +280,8 @@ static int qslot_count(const plan *P, int a, int b)
  * in p's ascending targets.) */
 static int own_at(const plan *P, int p, int t)
 {
-    long long lo = P->start[p], hi = P->start[p + 1];
-    while (lo < hi) {
-        long long mid = lo + (hi - lo) / 2;
-        if (P->tgt[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < P->start[p + 1] && P->tgt[lo] == t && P->sender[lo] == p;
+    long long i = iso__route_lower_bound(P->tgt, P->start[p], P->start[p + 1], t);
+    return i < P->start[p + 1] && P->tgt[i] == t && P->sender[i] == p;
 }
 
 /* The messages p sends to t when the plan is executed (THE LOAD): one in
