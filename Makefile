@@ -116,6 +116,8 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h) $(STENCIL_LIB) $(STENCIL_HDR) 
 $(VPTMODEL_USERS): EXTRA_SRC = $(VPTMODEL)
 $(VPTMODEL_USERS): EXTRA_CFLAGS = -Ibench
 $(VPTMODEL_USERS): $(VPTMODEL) bench/vptmodel.h
+# tests/t_mailbox_cc runs bench/mailbox_cc.h's algorithm on bench/rmat.h's edges
+$(BUILD)/tests/t_mailbox_cc: bench/mailbox_cc.h bench/rmat.h bench/matrix.h
 
 # bench/*.h are shared by several programs (bench/matrix.h: the Matrix Market
 # reader).  METIS (libmetis-dev, in DEPS_PKGS) gives bench/spmv and

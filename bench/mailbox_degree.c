@@ -4,8 +4,9 @@
  *   mailbox_degree {er|rmat} SCALE EDGES_PER_RANK SEED [CAPACITY_BYTES]
  *   routing: ISO_ROUTE (none nl nr nlnr vpt auto); nodes: ISO_NODE_MAP
  *
- * The graph generator and command line are those of the YGM peer program
- * (bench/ygm/degree_count.cpp, built against YGM by bench/ygm/compare), so both count
+ * The graph generator (bench/rmat.h) and command line are those of the YGM
+ * peer program (bench/ygm/degree_count.cpp, built against YGM by
+ * bench/ygm/compare), so both count
  * the same edges: n = 2^SCALE vertices; rank r makes global edges
  * g = r*E + i (i < E); rnd(g, j) = splitmix64 of seed + GAMMA*(64g + j + 1);
  * er: u = rnd(g,0) mod n, v = rnd(g,1) mod n; rmat: SCALE levels of
@@ -26,40 +27,7 @@
 #include <string.h>
 
 #include "isocoll.h"
-
-#define GAMMA 0x9E3779B97F4A7C15ULL
-
-static uint64_t rnd(uint64_t seed, uint64_t g, uint64_t j)
-{
-    uint64_t z = seed + GAMMA * (64 * g + j + 1);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static void edge(int rmat, int scale, uint64_t seed, uint64_t g, uint64_t *u, uint64_t *v)
-{
-    uint64_t n = (uint64_t)1 << scale;
-    if (!rmat) {
-        *u = rnd(seed, g, 0) & (n - 1);
-        *v = rnd(seed, g, 1) & (n - 1);
-        return;
-    }
-    const double a = 0.57, b = 0.19, c = 0.19;
-    *u = *v = 0;
-    for (int l = 0; l < scale; l++) {
-        double p = (double)(rnd(seed, g, (uint64_t)l) >> 11) * 0x1p-53;
-        int ub = 1, vb = 1;
-        if (p < a)
-            ub = 0, vb = 0;
-        else if (p < a + b)
-            ub = 0, vb = 1;
-        else if (p < a + b + c)
-            ub = 1, vb = 0;
-        *u = 2 * *u + (uint64_t)ub;
-        *v = 2 * *v + (uint64_t)vb;
-    }
-}
+#include "rmat.h"
 
 typedef struct {
     uint64_t *degree; /* local vertex x / P */
@@ -108,7 +76,7 @@ int main(int argc, char **argv)
     edges = malloc(sizeof *edges * 2 * (E ? E : 1));
     tg = MPI_Wtime();
     for (uint64_t i = 0; i < E; i++) {
-        edge(rmat, scale, seed, (uint64_t)me * E + i, &edges[2 * i], &edges[2 * i + 1]);
+        gen_edge(rmat, scale, seed, (uint64_t)me * E + i, &edges[2 * i], &edges[2 * i + 1]);
         esum += edges[2 * i] + 1 + edges[2 * i + 1] + 1;
     }
     tg = MPI_Wtime() - tg;
@@ -141,7 +109,7 @@ int main(int argc, char **argv)
         if (me == 0) {
             uint64_t *serial = calloc(n, sizeof *serial), u, v, bad = 0;
             for (uint64_t g = 0; g < E * (uint64_t)P; g++) {
-                edge(rmat, scale, seed, g, &u, &v);
+                gen_edge(rmat, scale, seed, g, &u, &v);
                 serial[u]++;
                 serial[v]++;
             }

@@ -38,6 +38,12 @@ int iso__mb_quiesce(struct iso_mailbox_s *mb)
 {
     int err;
     mb->have_last = 0;
+    /* Buffers of this epoch that arrived (held) while the previous
+     * wait_empty was ending are processed here at the latest: once
+     * wave_waiting is set they would stay held, uncounted, and the waves
+     * would never see S = R (a broadcast-only phase after a send phase hung). */
+    if ((err = iso__mb_progress(mb, 0)) != MPI_SUCCESS)
+        return err;
     mb->wave_waiting = 1;
     for (;;) {
         if ((err = become_idle(mb)) != MPI_SUCCESS)
