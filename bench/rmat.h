@@ -1,6 +1,6 @@
 /* The edge generator of the mailbox applications (bench/mailbox_degree.c,
  * bench/mailbox_cc.c, tests/t_mailbox_cc.c) and of the YGM peer program
- * (/work/ygm/bench/degree_count.cpp, outside the repository), so that all
+ * (bench/ygm/degree_count.cpp, built by bench/ygm/compare), so that all
  * see the same edges for the same seed.  Header only, no MPI.
  *
  *   gen_edge(rmat, scale, seed, g, &u, &v)   global edge number g
