@@ -421,12 +421,13 @@ def plot_spmv(per, base, R):
         line = {"direct": geomean([m["direct"][0] for m in full]),
                 "best vpt": geomean([min([m[c][0] for c in m if c.startswith("vpt")] or
                                          [float("nan")]) for m in full])}
-        if all("auto" in m for m in full):
-            line["auto"] = geomean([m["auto"][0] for m in full])
+        for comp in ("sharing", "auto"):
+            if all(comp in m for m in full):
+                line[comp] = geomean([m[comp][0] for m in full])
         by.setdefault((platform, part), {})[k] = line
     for (platform, part), ks in sorted(by.items()):
         name = "%s-spmv-%s-%s" % (base, platform, part)
-        comps = ["direct", "best vpt", "auto"]
+        comps = ["direct", "best vpt", "sharing", "auto"]
         with open(name + ".dat", "w") as f:
             for k in sorted(ks):
                 f.write("%d %s\n" % (k, " ".join("%.4f" % ks[k].get(c, float("nan"))
