@@ -272,23 +272,31 @@ int iso__sparse_algorithm_option(const iso_table *t, iso_sparse_context ctx, con
 
 /* ---- what a routed exchange did (vpt: its stages; sharing: its two) --------------- */
 
+/* MPI_SUCCESS when the request runs sharing (or vpt, when vpt_too): the check
+ * both info queries make before reading the request's stages. */
+static int check_routed_request(Iso_request request, int vpt_too)
+{
+    const char *alg, *mode;
+    int rounds, msgs;
+    long long b;
+    int err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b);
+    if (err == MPI_SUCCESS && strcmp(alg, "sharing") != 0 && !(vpt_too && strcmp(alg, "vpt") == 0))
+        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the %s algorithm (it runs %s)",
+                             vpt_too ? "vpt or sharing" : "sharing", alg);
+    return err;
+}
+
 int Iso_request_vpt_info(Iso_request request, int maxstages, int *nstages, int messages[],
                          long long bytes[], long long *forwarded, long long *buffer_bytes)
 {
     MPI_Comm comm = request ? request->comm : MPI_COMM_WORLD;
-    const char *alg, *mode;
-    int rounds, msgs, err;
-    long long b;
+    int err;
     if (request == ISO_REQUEST_NULL)
         return iso__raise(comm, iso__error_msg(ISO_ERR_REQUEST, "request is ISO_REQUEST_NULL"));
     if (!nstages || !forwarded || !buffer_bytes || maxstages < 0 ||
         (maxstages > 0 && (!messages || !bytes)))
         return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
-    if ((err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b)) ==
-            MPI_SUCCESS &&
-        strcmp(alg, "vpt") != 0 && strcmp(alg, "sharing") != 0)
-        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the vpt or sharing algorithm "
-                                              "(it runs %s)", alg);
+    err = check_routed_request(request, 1);
     if (err == MPI_SUCCESS)
         err = iso__sched_request_rounds(request, maxstages, nstages, messages, bytes, forwarded,
                                         buffer_bytes);
@@ -299,18 +307,12 @@ int Iso_request_sharing_info(Iso_request request, int messages[2], long long byt
                              long long *forwarded, int *overhead, long long *buffer_bytes)
 {
     MPI_Comm comm = request ? request->comm : MPI_COMM_WORLD;
-    const char *alg, *mode;
-    int rounds, msgs, nstages, err;
-    long long b;
+    int nstages, err;
     if (request == ISO_REQUEST_NULL)
         return iso__raise(comm, iso__error_msg(ISO_ERR_REQUEST, "request is ISO_REQUEST_NULL"));
     if (!messages || !bytes || !forwarded || !overhead || !buffer_bytes)
         return iso__raise(comm, iso__error_msg(ISO_ERR_ARG, "an output argument is NULL"));
-    if ((err = iso__sched_request_describe(request, &alg, &mode, &rounds, &msgs, &b)) ==
-            MPI_SUCCESS &&
-        strcmp(alg, "sharing") != 0)
-        err = iso__error_msg(ISO_ERR_REQUEST, "not a request of the sharing algorithm (it runs "
-                                              "%s)", alg);
+    err = check_routed_request(request, 0);
     if (err == MPI_SUCCESS)
         err = iso__sched_request_rounds(request, 2, &nstages, messages, bytes, forwarded,
                                         buffer_bytes);
