@@ -75,10 +75,10 @@ static int finish(struct iso_request_s *r, MPI_Comm comm, enum call call, Iso_re
         *request = r;
         return MPI_SUCCESS;
     }
-    iso__world_errors_return(1); /* once for start and wait (MPICH) */
+    /* as Iso_start and Iso_wait: each swaps MPI_COMM_WORLD's error handler
+     * itself where it makes a completion call (core/request.c) */
     if ((err = iso__request_start(r)) == MPI_SUCCESS)
         err = iso__request_wait(r);
-    iso__world_errors_return(0);
     if (err == MPI_SUCCESS && cache_nb != NULL) /* kept for the next blocking call like it */
         iso__callcache_put(cache_nb, a, r, reused);
     else

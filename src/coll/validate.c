@@ -82,22 +82,29 @@ typedef struct {
     int top_block;   /* whose hi that is */
 } span_t;
 
-/* The dense blocks of one side whose peer exists, as address ranges. */
+/* The dense blocks of one side whose peer exists, as address ranges.  The
+ * blocks of a strided or same side are all count x type: their span and
+ * size are asked of MPI once, not per block (a per-call cost of the
+ * nonblocking and persistent forms). */
 static int dense_spans(const iso_side *sd, const void *buf, int s, const int *peers,
                        span_t *out, int *n)
 {
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, uniform = sd->layout == ISO_LAYOUT_STRIDED ||
+                                     sd->layout == ISO_LAYOUT_SAME, known = 0;
+    MPI_Aint lo = 0, span = 0;
+    MPI_Count size = 0;
     *n = 0;
     for (int i = 0; i < s && !err; i++) {
         iso_loc l;
-        MPI_Aint lo, span;
-        MPI_Count size;
         if (peers[i] == MPI_PROC_NULL)
             continue;
         l = iso__block(sd, 0, i);
-        if (l.count <= 0 || (err = iso__type_span(l.count, l.type, &lo, &span)) ||
-            (err = MPI_Type_size_x(l.type, &size)))
+        if (l.count <= 0)
             continue;
+        if (!known && ((err = iso__type_span(l.count, l.type, &lo, &span)) ||
+                       (err = MPI_Type_size_x(l.type, &size))))
+            continue;
+        known = uniform;
         if (span == 0 || size * l.count != span) /* empty, or gaps */
             continue;
         out[*n].lo = (MPI_Aint)(uintptr_t)buf + l.disp + lo;

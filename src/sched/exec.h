@@ -6,6 +6,17 @@
 
 #include "sched/sched.h"
 
+/* A piece of an outgoing packed message as its packing found it: where
+ * its data are and how many bytes; raw: copied as bytes (a raw block, or
+ * an entry of an incoming message: forwarded), else MPI_Pack'ed. */
+typedef struct {
+    char *p;
+    size_t bytes;
+    int count;
+    MPI_Datatype type;
+    int raw, forwarded;
+} iso_staged;
+
 typedef struct {
     struct iso_request_s req; /* first: the request is one of these */
     iso_sched *sched;         /* counted reference */
@@ -25,6 +36,10 @@ typedef struct {
     int *reqop;    /* per request of the round: its op */
     MPI_Count *got; /* per request: bytes received, datatype-mode messages (-1: not yet) */
     int nreqs;
+    /* The ops of every round by stage (iso__stage_plan): those of stage g
+     * of round r are stage_ops[stage_at[3r+g] .. stage_at[3r+g+1]), in
+     * schedule order, so no round is scanned for the ops of a stage. */
+    int *stage_ops, *stage_at;
     int *pending; /* RECV_MSG ops of the round still to be matched (op index, req slot) */
     int npending;
     void **msgbuf; /* packed messages */
@@ -34,6 +49,7 @@ typedef struct {
     size_t arena_bytes;
     int deliver_fail; /* the first failed delivery of this execution (executor.c) */
     size_t *entry_off; /* per piece of an incoming packed message: its offset */
+    iso_staged *staged; /* per piece of the message being packed (iso__pack_message) */
     void *tmp; /* one reduction vector */
     size_t tmpcap;
     void **acc; /* the schedule's accumulators, one vector each */
@@ -69,6 +85,8 @@ typedef struct {
 /* executor.c: the kind of every schedule request (start, progress,
  * destroy). */
 extern const iso_request_kind iso__sched_kind;
+/* Sorts the schedule's ops by round and stage for r (stage_ops, stage_at). */
+int iso__stage_plan(iso_sreq *r);
 
 /* message.c */
 iso_place iso__place_of(const iso_sreq *r, iso_piece pc);

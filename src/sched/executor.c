@@ -29,23 +29,54 @@ static void fail(iso_sreq *r, int err)
         r->fail = err;
 }
 
+int iso__stage_plan(iso_sreq *r)
+{
+    const iso_sched *s = r->sched;
+    int nslices = 3 * s->nrounds, *at;
+    r->stage_ops = malloc(sizeof(int) * ((size_t)s->nops + 1));
+    r->stage_at = at = calloc((size_t)nslices + 1, sizeof(int));
+    if (r->stage_ops == NULL || at == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    /* a counting sort by (round, stage), stable: schedule order within */
+    for (int round = 0; round < s->nrounds; round++)
+        for (int k = round_first(s, round); k < s->round_end[round]; k++)
+            at[3 * round + (int)iso__op_stage(s->ops[k].kind) + 1]++;
+    for (int i = 0; i < nslices; i++)
+        at[i + 1] += at[i];
+    for (int round = 0; round < s->nrounds; round++)
+        for (int k = round_first(s, round); k < s->round_end[round]; k++)
+            r->stage_ops[at[3 * round + (int)iso__op_stage(s->ops[k].kind)]++] = k;
+    for (int i = nslices; i > 0; i--) /* each start moved to the next slice's: back */
+        at[i] = at[i - 1];
+    at[0] = 0;
+    return MPI_SUCCESS;
+}
+
+/* The ops of stage g of the request's current round: stage_ops[*from .. *to). */
+static void stage_slice(const iso_sreq *r, iso_stage g, int *from, int *to)
+{
+    *from = r->stage_at[3 * r->round + (int)g];
+    *to = r->stage_at[3 * r->round + (int)g + 1];
+}
+
 /* Posts the round's communication.  Returns an error only if MPI refused to
  * post (the execution cannot go on); errors of packing are recorded. */
 static int post_round(iso_sreq *r)
 {
     const iso_sched *s = r->sched;
     MPI_Comm comm = r->priv->comm;
-    int first = round_first(s, r->round), end = s->round_end[r->round], err = MPI_SUCCESS;
+    int from, to, err = MPI_SUCCESS;
     r->nreqs = 0;
     r->npending = 0;
-    for (int k = first; k < end && !r->datatype && s->nmsgs > 0; k++)
-        if (iso__op_stage(s->ops[k].kind) == ISO_STAGE_PACK && r->fail == MPI_SUCCESS)
-            fail(r, iso__pack_message(r, s->ops[k].msg));
-    for (int k = first; k < end && !err; k++) {
+    stage_slice(r, ISO_STAGE_PACK, &from, &to);
+    for (int i = from; i < to && !r->datatype; i++)
+        if (r->fail == MPI_SUCCESS)
+            fail(r, iso__pack_message(r, s->ops[r->stage_ops[i]].msg));
+    stage_slice(r, ISO_STAGE_COMM, &from, &to);
+    for (int i = from; i < to && !err; i++) {
+        int k = r->stage_ops[i];
         const iso_op *op = &s->ops[k];
         int tag = r->tagbase + op->tag, slot = r->nreqs;
-        if (iso__op_stage(op->kind) != ISO_STAGE_COMM)
-            continue;
         r->reqop[slot] = k;
         r->got[slot] = -1;
         r->nreqs++;
@@ -206,11 +237,12 @@ static void deliver_failed(iso_sreq *r, int err)
 static int finish_round(iso_sreq *r)
 {
     const iso_sched *s = r->sched;
-    int err = MPI_SUCCESS;
+    int err = MPI_SUCCESS, from, to;
     if (s->nlocal == 0) /* direct's exchanges: nothing to deliver or reduce */
         return MPI_SUCCESS;
-    for (int k = round_first(s, r->round); k < s->round_end[r->round] && !err; k++) {
-        const iso_op *op = &s->ops[k];
+    stage_slice(r, ISO_STAGE_LOCAL, &from, &to);
+    for (int i = from; i < to && !err; i++) {
+        const iso_op *op = &s->ops[r->stage_ops[i]];
         if (op->kind == ISO_OP_REDUCE)
             err = MPI_Reduce_local(addr(r, &op->a), addr(r, &op->b), op->b.count, op->b.type,
                                    op->op);
@@ -302,6 +334,8 @@ static void destroy(struct iso_request_s *req)
     free(r->reqop);
     free(r->got);
     free(r->pending);
+    free(r->stage_ops);
+    free(r->stage_at);
     free(r->recv_size);
     free(r->scratch_mem);
     iso__sched_release(r->sched);

@@ -195,48 +195,53 @@ int iso__msgbuf_reserve(iso_sreq *r, int m, size_t bytes)
     return err;
 }
 
+/* Packs message m in two passes over its pieces: the first finds where
+ * each is and how many bytes it has (for the header and the buffer's size),
+ * the second copies them, from what the first found (r->staged): every
+ * piece is located once per execution, and raw blocks are sized without
+ * asking MPI. */
 int iso__pack_message(iso_sreq *r, int m)
 {
     const iso_msg *msg = &r->sched->msgs[m];
     const iso_piece *pc = r->sched->pieces + msg->first;
-    size_t total = (size_t)msg->n * sizeof(int64_t), sz, fwd = 0;
+    iso_staged *st = r->staged;
+    size_t total = (size_t)msg->n * sizeof(int64_t), fwd = 0;
     int64_t *hdr;
-    char *src;
+    char *out;
     int pos, err = MPI_SUCCESS;
 
     for (int k = 0; k < msg->n && !err; k++) {
         if (pc[k].msg < 0) {
             iso_place q = iso__place_of(r, pc[k]);
-            err = block_bytes(q.count, q.type, &sz);
+            st[k] = (iso_staged){q.p, 0, q.count, q.type, 1, 0};
+            if (!raw_block(r, q.count, q.type, &st[k].bytes)) {
+                st[k].raw = 0;
+                err = block_bytes(q.count, q.type, &st[k].bytes);
+            }
         } else {
-            err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz);
+            st[k] = (iso_staged){NULL, 0, 0, MPI_DATATYPE_NULL, 1, 1};
+            err = entry_at(r, pc[k].msg, pc[k].index, &st[k].p, &st[k].bytes);
         }
-        total += sz;
+        total += st[k].bytes;
     }
     if (err == MPI_SUCCESS && total > INT_MAX) /* MPI_Pack and the receiver's probe count in int */
         err = iso__error_msg(ISO_ERR_COUNT, PACK_2GIB);
     if (err || (err = iso__msgbuf_reserve(r, m, total)))
         return err;
+    out = r->msgbuf[m];
     hdr = r->msgbuf[m];
     pos = msg->n * (int)sizeof(int64_t);
     for (int k = 0; k < msg->n && !err; k++) {
-        if (pc[k].msg < 0) {
-            iso_place q = iso__place_of(r, pc[k]);
-            int before = pos;
-            if (raw_block(r, q.count, q.type, &sz)) {
-                memcpy((char *)r->msgbuf[m] + pos, q.p, sz);
-                pos += (int)sz;
-            } else {
-                err = iso__pack(q.p, q.count, q.type, r->msgbuf[m], (int)total, &pos,
-                               r->priv->comm);
-            }
-            hdr[k] = pos - before;
-        } else if ((err = entry_at(r, pc[k].msg, pc[k].index, &src, &sz)) == MPI_SUCCESS) {
-            memcpy((char *)r->msgbuf[m] + pos, src, sz);
-            hdr[k] = (int64_t)sz;
-            pos += (int)sz;
-            fwd += sz;
+        int before = pos;
+        if (st[k].raw) { /* a raw block or an entry of an incoming message */
+            memcpy(out + pos, st[k].p, st[k].bytes);
+            pos += (int)st[k].bytes;
+            fwd += st[k].forwarded ? st[k].bytes : 0;
+        } else {
+            err = iso__pack(st[k].p, st[k].count, st[k].type, out, (int)total, &pos,
+                            r->priv->comm);
         }
+        hdr[k] = pos - before;
     }
     r->msglen[m] = (size_t)pos;
     r->msgfwd[m] = fwd;
@@ -248,7 +253,7 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
 {
     size_t want, sz;
     char *src;
-    int pos = 0, err;
+    int pos = 0, err, raw;
     if (has_place(r, pc)) {
         iso_place q = iso__place_of(r, pc);
         if (q.p == p && q.count == count && q.type == type)
@@ -263,14 +268,15 @@ static int piece_to(iso_sreq *r, iso_piece pc, void *p, int count, MPI_Datatype 
             return sz > want ? MPI_ERR_TRUNCATE : iso__error(ISO_ERR_COUNT);
         return local_copy(q.p, q.count, q.type, p, count, type);
     }
+    raw = raw_block(r, count, type, &want);
     if ((err = entry_at(r, pc.msg, pc.index, &src, &sz)) != MPI_SUCCESS ||
-        (err = block_bytes(count, type, &want)) != MPI_SUCCESS)
+        (!raw && (err = block_bytes(count, type, &want)) != MPI_SUCCESS))
         return err;
     if (sz > want) /* the sender's block does not fit the slot: as MPI would say */
         return MPI_ERR_TRUNCATE;
     if (sz < want) /* a shorter block: the processes disagree on a block size */
         return iso__error(ISO_ERR_COUNT);
-    if (raw_block(r, count, type, &want)) {
+    if (raw) {
         memcpy(p, src, sz);
         return MPI_SUCCESS;
     }
@@ -366,5 +372,6 @@ void iso__msgbufs_free(iso_sreq *r)
     free(r->msglen);
     free(r->msgfwd);
     free(r->entry_off);
+    free(r->staged);
     free(r->tmp);
 }

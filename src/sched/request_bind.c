@@ -87,9 +87,12 @@ int iso__sched_request(iso_priv *priv, MPI_Comm comm, iso_sched *sched, const is
     r->msglen = calloc((size_t)nm + 1, sizeof *r->msglen);
     r->msgfwd = calloc((size_t)nm + 1, sizeof *r->msgfwd);
     r->entry_off = malloc(sizeof *r->entry_off * ((size_t)sched->npieces + 1));
+    r->staged = malloc(sizeof *r->staged * ((size_t)sched->npieces + 1));
     if (!r->reqs || !r->stats || !r->reqop || !r->got || !r->pending || !r->scratch_mem ||
-        !r->msgbuf || !r->msgcap || !r->msglen || !r->msgfwd || !r->entry_off)
+        !r->msgbuf || !r->msgcap || !r->msglen || !r->msgfwd || !r->entry_off || !r->staged)
         err = iso__error(ISO_ERR_NOMEM);
+    if (!err)
+        err = iso__stage_plan(r);
     if (!err && retain_args)
         err = iso__args_retain(r, nsend, nrecv);
     if (!err && (sched->nacc > 0 || r->datatype))

@@ -96,8 +96,30 @@ typedef struct {
     MPI_Datatype type;
 } iso_loc;
 
-/* Block i of one side as a place in buffer buf. */
-iso_loc iso__block(const iso_side *side, int buf, int i);
+/* Block i of one side as a place in buffer buf (inline: the executor asks
+ * it for every block it packs or delivers). */
+static inline iso_loc iso__block(const iso_side *side, int buf, int i)
+{
+    iso_loc l = {buf, 0, side->count, side->type};
+    switch (side->layout) {
+    case ISO_LAYOUT_STRIDED:
+        l.disp = (MPI_Aint)i * side->count * side->extent;
+        break;
+    case ISO_LAYOUT_V:
+        l.count = side->counts[i];
+        l.disp = (MPI_Aint)side->idispls[i] * side->extent;
+        break;
+    case ISO_LAYOUT_W:
+        l.count = side->counts[i];
+        l.disp = side->adispls[i];
+        l.type = side->types[i];
+        break;
+    case ISO_LAYOUT_SAME:
+        break;
+    }
+    return l;
+}
+
 
 /* Op kinds and the fields each uses (all others are zero):
  *   SEND, RECV      peer, tag, a (the data), nblocks (SEND: 1)

@@ -187,28 +187,6 @@ void iso__sched_stats(const iso_sched *s, int *rounds, int *messages, long long 
     *block_hops = hops;
 }
 
-iso_loc iso__block(const iso_side *side, int buf, int i)
-{
-    iso_loc l = {buf, 0, side->count, side->type};
-    switch (side->layout) {
-    case ISO_LAYOUT_STRIDED:
-        l.disp = (MPI_Aint)i * side->count * side->extent;
-        break;
-    case ISO_LAYOUT_V:
-        l.count = side->counts[i];
-        l.disp = (MPI_Aint)side->idispls[i] * side->extent;
-        break;
-    case ISO_LAYOUT_W:
-        l.count = side->counts[i];
-        l.disp = side->adispls[i];
-        l.type = side->types[i];
-        break;
-    case ISO_LAYOUT_SAME:
-        break;
-    }
-    return l;
-}
-
 /* Every process knows the size of every block it receives or forwards when
  * the receive side is regular: all forms but the v/w alltoall/allgather. */
 int iso__datatype_possible(const iso_args *a)
