@@ -434,7 +434,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * ISO_TUNE_FILE=PATH: winners recorded there ("iso_tune id=..." lines, per
  * neighborhood and shape; rank 0 appends each new one) are used instead of
  * tuning, so a later run starts tuned.  Every process must see the same
- * file; it is read once, at the first auto selection under tuning.
+ * file; it is read when a selection first needs it, and again when the
+ * variable names another file.
  *
  * Iso_tune_info: the record of the index-th shape (0, 1, ... in the order
  * their tuning started) of isocomm's neighborhood.  *state = 0: no such
