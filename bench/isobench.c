@@ -1063,6 +1063,25 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
 
+        /* blocking auto under runtime tuning (iso_tune, on by default):
+         * its trial calls, at most 20 per call shape (include/isocoll.h),
+         * come before the measurement, untimed; the tuner's record of
+         * this block size is printed */
+        for (int k = 0; k < nv && !failed; k++) {
+            char rec[1024], want[32];
+            int state = 1;
+            if (V[k].kind != V_ISO || V[k].alg != ALG_AUTO)
+                continue;
+            for (int w = 0; w < 20; w++)
+                TRY(run(&V[k], &S, &B));
+            snprintf(want, sizeof want, " bytes=%d ", b);
+            for (int i = 0; state != 0; i++) {
+                TRY(Iso_tune_info(V[k].comm, i, &state, rec, sizeof rec));
+                if (state != 0 && strstr(rec, want) && S.rank == 0)
+                    printf("tuning of %s: %s\n", V[k].name, rec);
+            }
+        }
+
         /* what auto picked, from the library (Iso_request_schedule_info):
          * the persistent request's own; for blocking calls that of a
          * persistent request with the same arguments, which chooses alike

@@ -147,13 +147,16 @@ ISO_API int Cart_relative_shift(MPI_Comm cartcomm, const int relative[], int *so
  *   iso_combine    "auto" (default) | "pack" | "datatype"   how combined
  *                  messages are made (see "Schedules" below)
  *   iso_verify     "true" | "false"                check isomorphism
- * Environment: ISO_ALGORITHM, ISO_COMBINE and ISO_VERIFY give the defaults;
+ *   iso_tune       "on" (default) | "off" | "on:N"   runtime tuning of auto
+ *                  (see Iso_tune_info): N trial calls per candidate,
+ *                  1 <= N <= 20 ("on": 4)
+ * Environment: ISO_ALGORITHM, ISO_COMBINE, ISO_VERIFY and ISO_TUNE give the defaults;
  * ISO_VERBOSE=1 reports what runs (see Iso_request_schedule_info).  Names
  * and booleans are case-insensitive; booleans are true/false, yes/no,
  * on/off or 1/0.  A bad value is an error whose message names the function,
  * the key or variable and the value.
- * With verification on, processes that disagree on the algorithm or the
- * combining mode get ISO_ERR_ALGORITHM.
+ * With verification on, processes that disagree on the algorithm, the
+ * combining mode or iso_tune get ISO_ERR_ALGORITHM.
  *
  * Library messages travel on a private duplicate of the communicator, made
  * at the first Iso_neighborhood_create and kept until the neighborhood is
@@ -409,6 +412,43 @@ ISO_API int Iso_schedule_info(MPI_Comm isocomm, const char *collective, const ch
 ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorithm,
                                       const char **combine, int *rounds, int *messages,
                                       long long *bytes);
+
+/* Runtime tuning of auto (iso_tune, ISO_TUNE; DESIGN.md, "Runtime tuning
+ * of auto").  Under auto, with tuning on (the default), a blocking call
+ * shape (collective family, bytes per block, iso_combine) is tuned: the
+ * candidates are direct and every schedule (algorithm and combining mode)
+ * the cost model puts within 2x of its pick; the next N x candidates
+ * blocking calls of that shape run them in turn (every call delivers its
+ * data), timed with MPI_Wtime; the last of them agrees on the winner with
+ * one MPI_Allreduce (each candidate's median time, max over processes),
+ * so every process chooses the same at the same call; a tie goes to the
+ * candidate the model ranks first.  At most 20 trial calls per shape (N
+ * is lowered to fit).  The winner then runs every call of that shape:
+ * blocking calls, and persistent requests made after tuning.  Nonblocking
+ * calls and persistent requests are not timed (the caller's work overlaps
+ * them): they take a known winner or the model's pick.  A candidate that
+ * cannot be built is skipped.  Up to 16 shapes per neighborhood; later
+ * ones take the model's pick.
+ * ISO_VERBOSE=1 makes rank 0 print each tuned shape once: the medians,
+ * the winner and what the trial calls cost.
+ * ISO_TUNE_FILE=PATH: winners recorded there ("iso_tune id=..." lines, per
+ * neighborhood and shape; rank 0 appends each new one) are used instead of
+ * tuning, so a later run starts tuned.  Every process must see the same
+ * file; it is read when a selection first needs it, and again when the
+ * variable names another file.
+ *
+ * Iso_tune_info: the record of the index-th shape (0, 1, ... in the order
+ * their tuning started) of isocomm's neighborhood.  *state = 0: no such
+ * shape; 1: tuning; 2: decided.  record (up to len bytes with its '\0';
+ * may be NULL if len = 0) gets one line of key=value words, the same text
+ * on every process:
+ *   coll=alltoall bytes=8 reused=1 probed=0 combine=auto state=tuned
+ *   source=trials tried=direct:12.1us,dimwise/datatype:8.06us,bruck/pack:failed
+ *   won=dimwise/datatype calls=12/12 cost=131.4us
+ * (source: trials, model (a single candidate) or file; tried: the
+ * candidates in the model's order with their agreed medians; cost: the
+ * time of all trial calls, max over processes). */
+ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len);
 
 /* ---------------------------------------------------------------------- */
 /* Irregular collectives on distributed graph communicators (src/coll/graph.c,

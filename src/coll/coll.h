@@ -5,6 +5,8 @@
  *   algorithms.c     the algorithm table and the schedule cache
  *   select.c         choosing the algorithm and the message mode
  *   cost.c           the cost model
+ *   tune.c           runtime tuning of auto: trial calls, the agreement,
+ *                    the winners per call shape, Iso_tune_info, ISO_TUNE_FILE
  *   schedule_info.c  Iso_schedule_info
  *   direct.c dimwise.c bruck.c   one builder per algorithm
  *   graph.c          distributed graph communicators: their state, options
@@ -76,6 +78,10 @@ int iso__figures_get(iso_nbh *nb, const iso_args *a, int alg, iso_figures *out);
  * keeps with their datatypes; not nonblocking calls. */
 int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg_mode mode,
                           int reused, int *index, iso_msg_mode *chosen);
+/* Bytes per block where every process has the same (regular forms and
+ * reductions) or the processes agreed on one (persistent v/w forms):
+ * 1 and *bytes, else 0 (auto keeps to direct then). */
+int iso__uniform_block_bytes(const iso_args *a, double *bytes);
 /* Modelled time of a schedule with structural figures f for blocks of
  * block_bytes, combined messages made in mode (PACK or DATATYPE); probed:
  * pack mode probes for the size of each message (the v/w forms). */
@@ -83,6 +89,46 @@ double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, in
                  int probed);
 /* Modelled time of direct: one message per neighbor in one phase. */
 double iso__cost_direct(int s, double block_bytes);
+
+/* One schedule auto could run: algorithm index, message mode, modelled cost. */
+typedef struct {
+    int alg;
+    iso_msg_mode mode;
+    double cost;
+} iso_candidate;
+#define ISO_MAX_CANDIDATES (2 * ISO_MAX_ALGORITHMS)
+/* What auto chooses among (at most ISO_MAX_CANDIDATES, their number
+ * returned): direct first, then each shared algorithm that can run in the
+ * mode iso__algorithm_select would give it, and under iso_combine=auto in
+ * the other mode too where it can carry the blocks; direct only where auto
+ * keeps to direct (blocking v/w forms).  The model's pick is the first
+ * candidate of least cost. */
+int iso__algorithm_candidates(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused,
+                              iso_candidate *out);
+
+/* ---- runtime tuning of auto (tune.c) ------------------------------------------ */
+#define ISO_TUNE_TRIALS 4     /* trial calls per candidate under iso_tune=on */
+#define ISO_TUNE_MAX_CALLS 20 /* trial calls per call shape at most, all candidates */
+/* iso_tune's value (off, on, on:N with 1 <= N <= ISO_TUNE_MAX_CALLS) into
+ * *trials (0: off), or the INFO code naming where and the accepted values. */
+int iso__tune_option(const char *where, const char *value, int *trials);
+typedef struct iso_tune_shape iso_tune_shape;
+/* A blocking auto call on a tuning neighborhood: the algorithm, mode and
+ * schedule (a new reference) that this call runs.  *trial is the shape
+ * being tuned if this call is one of its trial calls (then it is run by
+ * iso__tune_run), else NULL (the winner, the model's pick or a file's). */
+int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *alg,
+                       iso_msg_mode *chosen, iso_sched **sched, iso_tune_shape **trial);
+/* Runs trial call r (blocking: start, wait, destroy) and times it; the
+ * last trial call of a shape agrees on its winner with one allreduce over
+ * priv (collective: every process makes the same trial calls).  fn: the
+ * public function, for ISO_VERBOSE. */
+int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
+                  iso_tune_shape *trial, struct iso_request_s *r);
+/* The tuned winner of a's call shape, if one is known (measured, or from
+ * ISO_TUNE_FILE), over *alg and *mode; else nothing changes. */
+void iso__tune_known(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused, int *alg,
+                     iso_msg_mode *chosen);
 
 /* ---- builders ------------------------------------------------------------------ */
 int iso__build_direct(const iso_nbh *nb, const iso_args *a, iso_sched *out);

@@ -135,6 +135,7 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
     struct iso_request_s *r = NULL;
     int alg, requested, shared, err;
     iso_msg_mode mode, chosen;
+    iso_tune_shape *trial = NULL;
 
     if (call == BLOCKING && (r = iso__callcache_take(st->nbh, a)) != NULL)
         return finish(r, comm, call, request, fn, st->nbh, a, 1);
@@ -148,10 +149,14 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
     if (err != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
     /* persistent requests and blocking calls (kept by the call cache) run
-     * many times on types built once; nonblocking calls build per call */
-    if ((err = iso__algorithm_select(st->nbh, a, requested, mode, call != NONBLOCKING, &alg,
-                                     &chosen)) != MPI_SUCCESS ||
-        (err = iso__schedule_get(st->nbh, a, alg, &sched)) != MPI_SUCCESS)
+     * many times on types built once; nonblocking calls build per call.
+     * Blocking auto calls may be tuned (tune.c). */
+    if (call == BLOCKING && requested == ISO_ALG_AUTO && st->nbh->tune > 0)
+        err = iso__tune_schedule(st->nbh, a, mode, &alg, &chosen, &sched, &trial);
+    else if ((err = iso__algorithm_select(st->nbh, a, requested, mode, call != NONBLOCKING, &alg,
+                                          &chosen)) == MPI_SUCCESS)
+        err = iso__schedule_get(st->nbh, a, alg, &sched);
+    if (err != MPI_SUCCESS)
         return iso__raise_in(fn, comm, err);
 
     /* Whatever is used after the call returns must outlive the user's
@@ -164,6 +169,10 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
         err = iso__sched_request(st->priv, comm, sched, a, st->nbh->s, st->nbh->s,
                                  call != BLOCKING && shared,
                                  call == PERSISTENT, chosen, iso__algorithms[alg].name, &r);
+    if (err == MPI_SUCCESS && trial != NULL) { /* timed, not kept */
+        iso__sched_release(sched);
+        return iso__raise_in(fn, comm, iso__tune_run(st->nbh, st->priv, comm, fn, trial, r));
+    }
     if (err == MPI_SUCCESS && st->nbh->verbose)
         report_choice(fn, comm, st->nbh, a->coll, requested, alg, chosen, sched);
     iso__sched_release(sched);

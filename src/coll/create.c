@@ -11,6 +11,7 @@ typedef struct {
     int algorithm;
     iso_msg_mode mode;
     int verify, verbose; /* verbose: ISO_VERBOSE (environment only) */
+    int tune;            /* iso_tune: trial calls per candidate, 0 off (coll/tune.c) */
 } options_t;
 
 static int set_algorithm(void *ctx, const char *key, const char *value, const char *where)
@@ -27,6 +28,12 @@ static int set_combine(void *ctx, const char *key, const char *value, const char
     return iso__error_msg(ISO_ERR_INFO, "%s=\"%s\" (auto, pack, datatype)", where, value);
 }
 
+static int set_tune(void *ctx, const char *key, const char *value, const char *where)
+{
+    (void)key;
+    return iso__tune_option(where, value, &((options_t *)ctx)->tune);
+}
+
 static int set_bool(void *ctx, const char *key, const char *value, const char *where)
 {
     options_t *o = ctx;
@@ -38,13 +45,14 @@ static int set_bool(void *ctx, const char *key, const char *value, const char *w
 static const iso_option_key create_keys[] = {{"iso_algorithm", set_algorithm},
                                              {"iso_combine", set_combine},
                                              {"iso_verify", set_bool},
+                                             {"iso_tune", set_tune},
                                              {"verbose", set_bool}};
 static const iso_option_key op_keys[] = {{"iso_algorithm", set_algorithm},
                                          {"iso_combine", set_combine}};
 
 int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode)
 {
-    options_t v = {*algorithm, *mode, 0, 0};
+    options_t v = {*algorithm, *mode, 0, 0, 0};
     iso_options o = {op_keys, 2, "", &v, NULL};
     int err = iso__options_info(&o, info);
     *algorithm = v.algorithm;
@@ -53,29 +61,32 @@ int iso__op_info_parse(MPI_Info info, int *algorithm, iso_msg_mode *mode)
 }
 
 /* Defaults from the environment: ISO_ALGORITHM, ISO_COMBINE, ISO_VERIFY,
- * and ISO_VERBOSE, which has no info key; then info. */
+ * ISO_TUNE, and ISO_VERBOSE, which has no info key; then info. */
 static int options_get(MPI_Info info, options_t *v)
 {
     static const iso_env_option vars[] = {{"ISO_ALGORITHM", "iso_algorithm"},
                                           {"ISO_COMBINE", "iso_combine"},
                                           {"ISO_VERIFY", "iso_verify"},
+                                          {"ISO_TUNE", "iso_tune"},
                                           {"ISO_VERBOSE", "verbose"}};
-    iso_options o = {create_keys, 4, "", v, NULL};
+    iso_options o = {create_keys, 5, "", v, NULL};
     int err;
     v->algorithm = ISO_ALG_AUTO;
     v->mode = ISO_MODE_AUTO;
     v->verify = v->verbose = 0;
+    v->tune = ISO_TUNE_TRIALS;
     if ((err = iso__options_env(&o, vars, sizeof vars / sizeof vars[0])) == MPI_SUCCESS)
         err = iso__options_info(&o, info);
     return err;
 }
 
 /* One agreement (core/agree.c): every process must have the same d, s,
- * offsets, algorithm and message mode; it also carries this process's
+ * offsets, algorithm, message mode and iso_tune (tuning agrees on its
+ * choice with a reduction that every process must join); it also carries this process's
  * argument error (err), so a bad argument on one process fails the call on
  * all. */
 static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int algorithm,
-                             iso_msg_mode mode, int err)
+                             iso_msg_mode mode, int tune, int err)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     iso_agreement ag = {.nsame = 4};
@@ -87,7 +98,7 @@ static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int al
     ag.same[0] = d;
     ag.same[1] = s;
     ag.same[2] = (long long)(h >> 2);
-    ag.same[3] = 4LL * algorithm + (long long)mode;
+    ag.same[3] = (4LL * algorithm + (long long)mode) * 64 + tune;
     if ((rc = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         return rc;
     if (ag.differs == 0)
@@ -98,8 +109,9 @@ static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int al
                                                       "(iso_verify)",
                               ag.differs == 1 ? "s" : "offsets");
     if (ag.differs == 3)
-        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms or "
-                                                 "iso_combine modes (iso_verify)");
+        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different algorithms, "
+                                                 "iso_combine modes or iso_tune settings "
+                                                 "(iso_verify)");
     return MPI_SUCCESS;
 }
 
@@ -141,7 +153,8 @@ static int verify_wanted(MPI_Info info)
 static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm *isocomm)
 {
     int d = 0, err;
-    options_t o = {ISO_ALG_AUTO, ISO_MODE_AUTO, 0, 0};
+    options_t o = {ISO_ALG_AUTO, ISO_MODE_AUTO, 0, 0, ISO_TUNE_TRIALS};
+    iso_state *st;
 
     if ((err = iso__cart_check(cart)) != MPI_SUCCESS ||
         (err = MPI_Cartdim_get(cart, &d)) != MPI_SUCCESS)
@@ -152,12 +165,14 @@ static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm 
     if (err != MPI_SUCCESS)
         o.verify = verify_wanted(info);
     if (o.verify &&
-        (err = verify_isomorphic(cart, d, s, rel, o.algorithm, o.mode, err)) != MPI_SUCCESS)
+        (err = verify_isomorphic(cart, d, s, rel, o.algorithm, o.mode, o.tune, err)) != MPI_SUCCESS)
         return err;
     if (err != MPI_SUCCESS)
         return err;
-    if ((err = iso__nbh_attach(cart, s, rel, o.algorithm, o.mode, o.verbose)) != MPI_SUCCESS)
+    if ((err = iso__nbh_attach(cart, s, rel, o.algorithm, o.mode, o.verbose)) != MPI_SUCCESS ||
+        (err = iso__state_get(cart, 0, &st)) != MPI_SUCCESS)
         return err;
+    st->nbh->tune = o.tune;
     *isocomm = cart;
     return MPI_SUCCESS;
 }

@@ -4,7 +4,7 @@
 
 /* Bytes per block, when every process has the same (regular forms) or the
  * processes agreed on one (persistent v/w forms). */
-static int uniform_block_bytes(const iso_args *a, double *bytes)
+int iso__uniform_block_bytes(const iso_args *a, double *bytes)
 {
     MPI_Count size; /* blocks may exceed 2 GiB */
     if (iso__is_reduction(a->coll)) { /* validated: count x datatype */
@@ -40,7 +40,7 @@ static int choose_mode(const iso_figures *f, const iso_args *a, iso_msg_mode mod
                               "know its size): use pack, auto or direct");
     if (mode == ISO_MODE_PACK || !iso__datatype_possible(a))
         *chosen = ISO_MODE_PACK;
-    else if (mode == ISO_MODE_DATATYPE || !uniform_block_bytes(a, &bytes))
+    else if (mode == ISO_MODE_DATATYPE || !iso__uniform_block_bytes(a, &bytes))
         *chosen = ISO_MODE_DATATYPE;
     else if (!iso__pack_fits(f, bytes)) /* messages over 2 GiB cannot be packed */
         *chosen = ISO_MODE_DATATYPE;
@@ -77,7 +77,7 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
     /* The v and w forms have per-process counts: processes could disagree
      * on the cheapest schedule, so they stay with direct unless the
      * processes agreed on a block size (persistent init). */
-    if (!uniform_block_bytes(a, &bytes))
+    if (!iso__uniform_block_bytes(a, &bytes))
         return MPI_SUCCESS;
     best = iso__cost_direct(nb->s, bytes);
     for (int k = 1; k < iso__nalgorithms; k++) {
@@ -100,5 +100,34 @@ int iso__algorithm_select(iso_nbh *nb, const iso_args *a, int requested, iso_msg
             *chosen = m;
         }
     }
+    if (nb->tune > 0) /* a winner measured for this call shape overrides the model */
+        iso__tune_known(nb, a, mode, reused, index, chosen);
     return MPI_SUCCESS;
+}
+
+int iso__algorithm_candidates(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused,
+                              iso_candidate *out)
+{
+    double bytes = 0.0;
+    int n = 0, probed = !iso__datatype_possible(a), uniform = iso__uniform_block_bytes(a, &bytes);
+    out[n++] = (iso_candidate){0, ISO_MODE_PACK, iso__cost_direct(nb->s, bytes)};
+    if (!uniform) /* as auto: direct only */
+        return n;
+    for (int k = 1; k < iso__nalgorithms; k++) {
+        iso_figures f;
+        iso_msg_mode m;
+        if (!iso__algorithms[k].shared || iso__figures_get(nb, a, k, &f) != MPI_SUCCESS ||
+            choose_mode(&f, a, mode, reused, &m) != MPI_SUCCESS)
+            continue;
+        /* under iso_combine=auto both modes are candidates where both can run */
+        for (int both = 0; both < 2; both++) {
+            iso_msg_mode mm = both ? (m == ISO_MODE_PACK ? ISO_MODE_DATATYPE : ISO_MODE_PACK) : m;
+            if (both && (mode != ISO_MODE_AUTO || probed || !iso__pack_fits(&f, bytes)))
+                break;
+            if (mm == ISO_MODE_PACK && !iso__pack_fits(&f, bytes))
+                continue;
+            out[n++] = (iso_candidate){k, mm, iso__cost(&f, bytes, mm, reused, probed)};
+        }
+    }
+    return n;
 }

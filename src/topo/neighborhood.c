@@ -23,6 +23,8 @@ static void nbh_free(iso_nbh *nb)
             iso__request_destroy(nb->call_req[k]);
         free(nb->call_key[k]);
     }
+    if (nb->tuner)
+        nb->tuner_free(nb->tuner);
     free(nb->dims); /* dims, periods, coords share one allocation */
     free(nb->offsets);
     free(nb->sources);
@@ -70,6 +72,7 @@ static int nbh_clone(const iso_nbh *from, iso_nbh **out)
     nb->algorithm = from->algorithm;
     nb->mode = from->mode;
     nb->verbose = from->verbose;
+    nb->tune = from->tune; /* the copy tunes its own calls anew */
     *out = nb;
     return MPI_SUCCESS;
 }

@@ -63,6 +63,12 @@ typedef struct {
     /* Their structural figures, computed without building them (auto). */
     iso_figures figures[ISO_NCOLL][ISO_MAX_ALGORITHMS];
     unsigned char have_figures[ISO_NCOLL][ISO_MAX_ALGORITHMS];
+    /* Runtime tuning of auto (coll/tune.c): trial calls per candidate (0:
+     * off), and the tuner's table of call shapes, made at the first tuned
+     * call and freed with tuner_free. */
+    int tune;
+    void *tuner;
+    void (*tuner_free)(void *tuner);
 } iso_nbh;
 
 static inline iso_grid iso__nbh_grid(const iso_nbh *nb)

@@ -1,0 +1,564 @@
+/* Runtime tuning of auto (DESIGN.md, "Runtime tuning of auto").  The cost
+ * model is the prior: for a blocking call shape (everything auto's choice
+ * depends on besides the neighborhood: collective family, bytes per block,
+ * requested message mode, probed v/w messages), the candidates are direct
+ * and every schedule the model puts within 2x of its pick.  The next
+ * candidates x trials blocking calls of that shape each run one candidate,
+ * in turn (interleaved, in the model's order), and are timed with
+ * MPI_Wtime around start and wait (simulated time under SMPI).  The last
+ * of them agrees with one MPI_Allreduce (MAX) on each candidate's median
+ * over processes and on the time spent; the least wins, a tie going to the
+ * candidate the model ranks first.  Every process makes the same trial
+ * calls, so all choose alike at the same call.  Every trial call is a real
+ * call: it delivers the data.
+ *
+ * A candidate whose schedule cannot be built is skipped: its trial calls
+ * run direct, untimed, and it cannot win.  (A build fails alike on every
+ * process for structural reasons; one that fails on one process only, out
+ * of memory, would make the processes run different schedules in that
+ * call, which is why the test hook fails a candidate everywhere.)
+ *
+ * Winners are kept per neighborhood (at most MAX_SHAPES shapes; further
+ * shapes take the model's pick) and used by every later auto selection of
+ * the same shape: the blocking call cache, persistent requests, the
+ * schedule queries.  ISO_TUNE_FILE: read at the first selection that looks
+ * for a record, and again whenever the variable names another file
+ * ("iso_tune id=..." lines, per neighborhood and shape); rank 0 appends
+ * each new winner to it, so a later run starts tuned.
+ *
+ * Test hook ISO_TUNE_TEST (read when a shape's tuning starts): "tie" takes
+ * every trial call's time as 1 s (a tie: the model's pick wins);
+ * "fail:ALG" makes the build of shared algorithm ALG fail in trial calls. */
+#include "coll/coll.h"
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_SHAPES 16
+
+typedef enum { SHAPE_TUNING, SHAPE_DONE } shape_state;
+typedef enum { FROM_MODEL, FROM_TRIALS, FROM_FILE } shape_source;
+
+struct iso_tune_shape {
+    /* the key */
+    iso_coll coll;
+    double bytes;
+    int reused, probed;
+    iso_msg_mode mode; /* iso_combine asked for */
+
+    shape_state state;
+    shape_source source;
+    int ncand, trials;                     /* candidates, trial calls of each */
+    iso_candidate cand[ISO_MAX_CANDIDATES]; /* by modelled cost: the model's pick first */
+    unsigned char failed[ISO_MAX_CANDIDATES];
+    int fail_alg, tie; /* test hook: algorithm whose build fails (-1: none), equal times */
+    int calls;         /* trial calls made */
+    int current;       /* candidate of the trial call under way; -1: direct, untimed */
+    int ntimes[ISO_MAX_CANDIDATES];
+    double times[ISO_MAX_CANDIDATES][ISO_TUNE_MAX_CALLS];
+    double spent;                          /* this process's time in trial calls */
+    double median[ISO_MAX_CANDIDATES];     /* agreed: max over processes; HUGE_VAL: failed */
+    double cost;                           /* agreed: time of the trial calls, max */
+    int won_alg;
+    iso_msg_mode won_mode;
+};
+
+typedef struct {
+    unsigned long long id; /* the neighborhood, as ISO_TUNE_FILE names it */
+    int n;
+    iso_tune_shape shapes[MAX_SHAPES];
+} tuner_t;
+
+/* ---- options --------------------------------------------------------------- */
+
+int iso__tune_option(const char *where, const char *value, int *trials)
+{
+    if (!strcasecmp(value, "off")) {
+        *trials = 0;
+        return MPI_SUCCESS;
+    }
+    if (!strcasecmp(value, "on")) {
+        *trials = ISO_TUNE_TRIALS;
+        return MPI_SUCCESS;
+    }
+    if (!strncasecmp(value, "on:", 3) && isdigit((unsigned char)value[3])) {
+        char *end;
+        long n = strtol(value + 3, &end, 10);
+        if (*end == '\0' && n >= 1 && n <= ISO_TUNE_MAX_CALLS) {
+            *trials = (int)n;
+            return MPI_SUCCESS;
+        }
+    }
+    return iso__error_msg(ISO_ERR_INFO,
+                          "%s=\"%s\" (off, on, or on:N for N trial calls per candidate, "
+                          "1 <= N <= %d)",
+                          where, value, ISO_TUNE_MAX_CALLS);
+}
+
+/* ---- names and records -------------------------------------------------------- */
+
+static void candidate_name(int alg, iso_msg_mode mode, char *buf, size_t len)
+{
+    if (iso__algorithms[alg].shared)
+        snprintf(buf, len, "%s/%s", iso__algorithms[alg].name, iso__mode_names[mode]);
+    else
+        snprintf(buf, len, "%s", iso__algorithms[alg].name);
+}
+
+/* Appends to buf (of len bytes) without overflowing it. */
+static void append(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    va_list ap;
+    if (used + 1 >= len)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+/* The shape's record (Iso_tune_info, ISO_TUNE_FILE's comment): made of
+ * agreed values only, so it is the same text on every process. */
+static void shape_record(const iso_tune_shape *sh, char *buf, size_t len)
+{
+    static const char *const sources[] = {"model", "trials", "file"};
+    char name[64];
+    buf[0] = '\0';
+    append(buf, len, "coll=%s bytes=%.17g reused=%d probed=%d combine=%s state=%s source=%s",
+           iso__coll_names[sh->coll], sh->bytes, sh->reused, sh->probed,
+           iso__mode_names[sh->mode], sh->state == SHAPE_DONE ? "tuned" : "tuning",
+           sources[sh->source]);
+    append(buf, len, " tried=");
+    for (int c = 0; c < sh->ncand && sh->source != FROM_FILE; c++) {
+        candidate_name(sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
+        append(buf, len, "%s%s", c ? "," : "", name);
+        if (sh->state != SHAPE_DONE || sh->source != FROM_TRIALS)
+            continue;
+        if (sh->median[c] == HUGE_VAL)
+            append(buf, len, ":failed");
+        else
+            append(buf, len, ":%.4gus", sh->median[c] * 1e6);
+    }
+    if (sh->state == SHAPE_DONE) {
+        candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
+        append(buf, len, " won=%s", name);
+    }
+    append(buf, len, " calls=%d/%d", sh->calls, sh->ncand * sh->trials);
+    if (sh->state == SHAPE_DONE && sh->source == FROM_TRIALS)
+        append(buf, len, " cost=%.4gus", sh->cost * 1e6);
+}
+
+/* ---- ISO_TUNE_FILE -------------------------------------------------------------- */
+
+typedef struct {
+    unsigned long long id;
+    char coll[32], mode[16], won[64];
+    double bytes;
+    int reused, probed;
+} file_rec;
+
+static file_rec *file_recs;
+static int file_nrecs;
+static char *file_path; /* the ISO_TUNE_FILE file_recs were read from */
+static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Reads ISO_TUNE_FILE into file_recs if it names another file than the
+ * last read (under file_lock). */
+static void file_sync(void)
+{
+    const char *path = getenv("ISO_TUNE_FILE");
+    char line[1024];
+    FILE *f;
+    if (!path || !*path || (file_path && !strcmp(path, file_path)))
+        return;
+    free(file_path);
+    free(file_recs);
+    file_recs = NULL;
+    file_nrecs = 0;
+    if ((file_path = strdup(path)) == NULL || (f = fopen(path, "r")) == NULL)
+        return;
+    while (fgets(line, sizeof line, f)) {
+        file_rec r;
+        void *more;
+        if (sscanf(line, "iso_tune id=%llx coll=%31s bytes=%lf reused=%d probed=%d combine=%15s "
+                         "won=%63s",
+                   &r.id, r.coll, &r.bytes, &r.reused, &r.probed, r.mode, r.won) != 7)
+            continue; /* other lines are comments */
+        if ((more = realloc(file_recs, sizeof r * (size_t)(file_nrecs + 1))) == NULL)
+            break;
+        file_recs = more;
+        file_recs[file_nrecs++] = r; /* a later record of the same shape wins */
+    }
+    fclose(f);
+}
+
+/* The file's winner for shape sh of neighborhood id, if it names one of
+ * the schedules auto can run here (all: every candidate). */
+static int file_winner(unsigned long long id, const iso_tune_shape *sh, const iso_candidate *all,
+                       int nall, int *alg, iso_msg_mode *mode)
+{
+    int found = 0;
+    pthread_mutex_lock(&file_lock);
+    file_sync();
+    for (int k = file_nrecs - 1; k >= 0; k--) {
+        const file_rec *r = &file_recs[k];
+        char name[64];
+        if (r->id != id || strcmp(r->coll, iso__coll_names[sh->coll]) || r->bytes != sh->bytes ||
+            r->reused != sh->reused || r->probed != sh->probed ||
+            strcmp(r->mode, iso__mode_names[sh->mode]))
+            continue;
+        for (int c = 0; c < nall && !found; c++) {
+            candidate_name(all[c].alg, all[c].mode, name, sizeof name);
+            if (!strcasecmp(name, r->won)) {
+                *alg = all[c].alg;
+                *mode = all[c].mode;
+                found = 1;
+            }
+        }
+        break; /* the last record of the shape decides; one that cannot run here: tune */
+    }
+    pthread_mutex_unlock(&file_lock);
+    return found;
+}
+
+/* Is there an ISO_TUNE_FILE with records? */
+static int file_has_records(void)
+{
+    int n;
+    pthread_mutex_lock(&file_lock);
+    file_sync();
+    n = file_nrecs;
+    pthread_mutex_unlock(&file_lock);
+    return n > 0;
+}
+
+static void file_save(unsigned long long id, const iso_tune_shape *sh)
+{
+    const char *path = getenv("ISO_TUNE_FILE");
+    char name[64], record[1024];
+    FILE *f;
+    if (!path || !*path)
+        return;
+    candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
+    shape_record(sh, record, sizeof record);
+    pthread_mutex_lock(&file_lock);
+    if ((f = fopen(path, "a")) != NULL) { /* no file, no record: tuning goes on without it */
+        fprintf(f, "iso_tune id=%016llx coll=%s bytes=%.17g reused=%d probed=%d combine=%s won=%s "
+                   "# %s\n",
+                id, iso__coll_names[sh->coll], sh->bytes, sh->reused, sh->probed,
+                iso__mode_names[sh->mode], name, record);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&file_lock);
+}
+
+/* ---- the table of shapes ------------------------------------------------------- */
+
+static void tuner_free(void *t) { free(t); }
+
+/* FNV-1a over the grid and the offsets: the same on every process. */
+static unsigned long long nbh_id(const iso_nbh *nb)
+{
+    unsigned long long h = 1469598103934665603ull;
+    const int *parts[] = {nb->dims, nb->periods, nb->offsets};
+    size_t lens[] = {(size_t)nb->d, (size_t)nb->d, (size_t)nb->s * (size_t)nb->d};
+    h = (h ^ (unsigned)nb->d) * 1099511628211ull;
+    h = (h ^ (unsigned)nb->s) * 1099511628211ull;
+    for (int p = 0; p < 3; p++)
+        for (size_t i = 0; i < lens[p]; i++)
+            h = (h ^ (unsigned)parts[p][i]) * 1099511628211ull;
+    return h;
+}
+
+static tuner_t *tuner_of(iso_nbh *nb)
+{
+    tuner_t *t = nb->tuner;
+    if (t == NULL && (t = calloc(1, sizeof *t)) != NULL) {
+        t->id = nbh_id(nb);
+        nb->tuner = t;
+        nb->tuner_free = tuner_free;
+    }
+    return t;
+}
+
+static void shape_key(const iso_args *a, iso_msg_mode mode, int reused, iso_tune_shape *key)
+{
+    key->coll = a->coll;
+    key->bytes = 0.0;
+    iso__uniform_block_bytes(a, &key->bytes);
+    key->reused = reused;
+    key->probed = !iso__datatype_possible(a);
+    key->mode = mode;
+}
+
+static iso_tune_shape *shape_find(tuner_t *t, const iso_tune_shape *key)
+{
+    for (int k = 0; t && k < t->n; k++) {
+        iso_tune_shape *sh = &t->shapes[k];
+        if (sh->coll == key->coll && sh->bytes == key->bytes && sh->reused == key->reused &&
+            sh->probed == key->probed && sh->mode == key->mode)
+            return sh;
+    }
+    return NULL;
+}
+
+/* ISO_TUNE_TEST into sh's hooks. */
+static int test_hooks(iso_tune_shape *sh)
+{
+    const char *v = getenv("ISO_TUNE_TEST");
+    sh->fail_alg = -1;
+    if (!v || !*v)
+        return MPI_SUCCESS;
+    if (!strcasecmp(v, "tie")) {
+        sh->tie = 1;
+        return MPI_SUCCESS;
+    }
+    if (!strncasecmp(v, "fail:", 5)) {
+        int k = iso__table_find(&iso__algorithm_table, v + 5);
+        if (k > 0 && iso__algorithms[k].shared) {
+            sh->fail_alg = k;
+            return MPI_SUCCESS;
+        }
+    }
+    return iso__error_msg(ISO_ERR_INFO, "environment ISO_TUNE_TEST=\"%s\" (tie, or fail:ALG "
+                                        "for a combining algorithm)", v);
+}
+
+/* Sorts the candidates by modelled cost, keeping the order of equals
+ * (the model's pick among them comes first, as in iso__algorithm_select). */
+static void sort_by_cost(iso_candidate *c, int n)
+{
+    for (int i = 1; i < n; i++) {
+        iso_candidate x = c[i];
+        int j = i;
+        for (; j > 0 && c[j - 1].cost > x.cost; j--)
+            c[j] = c[j - 1];
+        c[j] = x;
+    }
+}
+
+/* A new shape for a's calls: from the file, the model's only candidate,
+ * or to be tuned.  NULL (and MPI_SUCCESS) if the table is full. */
+static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_shape *key, const iso_args *a,
+                     iso_tune_shape **out)
+{
+    iso_candidate all[ISO_MAX_CANDIDATES];
+    iso_tune_shape *sh;
+    int nall, err;
+    *out = NULL;
+    if (t->n == MAX_SHAPES)
+        return MPI_SUCCESS;
+    sh = &t->shapes[t->n];
+    memset(sh, 0, sizeof *sh);
+    sh->coll = key->coll;
+    sh->bytes = key->bytes;
+    sh->reused = key->reused;
+    sh->probed = key->probed;
+    sh->mode = key->mode;
+    nall = iso__algorithm_candidates(nb, a, key->mode, key->reused, all);
+    sort_by_cost(all, nall);
+    for (int c = 0; c < nall; c++) /* close to the pick, and direct */
+        if (all[c].cost <= 2.0 * all[0].cost || all[c].alg == 0)
+            sh->cand[sh->ncand++] = all[c];
+    sh->won_alg = sh->cand[0].alg;
+    sh->won_mode = sh->cand[0].mode;
+    if (file_winner(t->id, sh, all, nall, &sh->won_alg, &sh->won_mode)) {
+        sh->state = SHAPE_DONE;
+        sh->source = FROM_FILE;
+    } else if (sh->ncand == 1) {
+        sh->state = SHAPE_DONE;
+        sh->source = FROM_MODEL;
+    } else {
+        if ((err = test_hooks(sh)) != MPI_SUCCESS)
+            return err;
+        sh->state = SHAPE_TUNING;
+        sh->source = FROM_TRIALS;
+        sh->trials = nb->tune < ISO_TUNE_MAX_CALLS / sh->ncand ? nb->tune
+                                                               : ISO_TUNE_MAX_CALLS / sh->ncand;
+    }
+    t->n++;
+    *out = sh;
+    return MPI_SUCCESS;
+}
+
+/* ---- selection --------------------------------------------------------------- */
+
+void iso__tune_known(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused, int *alg,
+                     iso_msg_mode *chosen)
+{
+    iso_tune_shape key, *sh;
+    shape_key(a, mode, reused, &key);
+    sh = shape_find(nb->tuner, &key);
+    if (sh != NULL && sh->state == SHAPE_DONE) {
+        *alg = sh->won_alg;
+        *chosen = sh->won_mode;
+    } else if (sh == NULL && nb->tune > 0) { /* a record of an earlier run */
+        iso_candidate all[ISO_MAX_CANDIDATES];
+        int n;
+        if (key.bytes <= 0.0 || getenv("ISO_TUNE_FILE") == NULL || !file_has_records())
+            return;
+        n = iso__algorithm_candidates(nb, a, mode, reused, all);
+        file_winner(nbh_id(nb), &key, all, n, alg, chosen);
+    }
+}
+
+int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *alg,
+                       iso_msg_mode *chosen, iso_sched **sched, iso_tune_shape **trial)
+{
+    tuner_t *t = tuner_of(nb);
+    iso_tune_shape key, *sh;
+    int err, c;
+    *trial = NULL;
+    shape_key(a, mode, 1, &key);
+    if ((sh = shape_find(t, &key)) == NULL && t != NULL &&
+        (err = shape_new(nb, t, &key, a, &sh)) != MPI_SUCCESS)
+        return err;
+    if (sh == NULL) { /* no memory for the table, or it is full: the model decides */
+        if ((err = iso__algorithm_select(nb, a, ISO_ALG_AUTO, mode, 1, alg, chosen)) != MPI_SUCCESS)
+            return err;
+        return iso__schedule_get(nb, a, *alg, sched);
+    }
+    if (sh->state == SHAPE_DONE) {
+        *alg = sh->won_alg;
+        *chosen = sh->won_mode;
+        return iso__schedule_get(nb, a, *alg, sched);
+    }
+    *trial = sh;
+    c = sh->calls % sh->ncand; /* interleaved: one candidate after the other */
+    sh->current = -1;
+    if (!sh->failed[c]) {
+        *alg = sh->cand[c].alg;
+        *chosen = sh->cand[c].mode;
+        err = *alg == sh->fail_alg
+                  ? iso__error_msg(ISO_ERR_ALGORITHM, "ISO_TUNE_TEST fails %s",
+                                   iso__algorithms[*alg].name)
+                  : iso__schedule_get(nb, a, *alg, sched);
+        if (err == MPI_SUCCESS) {
+            sh->current = c;
+            return MPI_SUCCESS;
+        }
+        sh->failed[c] = 1; /* skipped from now on: cannot win */
+    }
+    *alg = 0; /* this trial call runs direct, untimed */
+    *chosen = ISO_MODE_PACK;
+    return iso__schedule_get(nb, a, *alg, sched);
+}
+
+/* ---- trial calls and the agreement -------------------------------------------- */
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, int n)
+{
+    if (n == 0)
+        return HUGE_VAL;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ISO_VERBOSE: rank 0 says once per shape what was tried and what won. */
+static void report(MPI_Comm comm, const char *fn, const iso_nbh *nb, const iso_tune_shape *sh)
+{
+    char what[128], name[64], tried[200] = "";
+    for (int c = 0; c < sh->ncand; c++) {
+        candidate_name(sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
+        if (sh->median[c] == HUGE_VAL)
+            append(tried, sizeof tried, "%s%s failed", c ? ", " : "", name);
+        else
+            append(tried, sizeof tried, "%s%s %.2f us", c ? ", " : "", name,
+                   sh->median[c] * 1e6);
+    }
+    snprintf(what, sizeof what, "%s: s=%d, %.17g B per block", fn, nb->s, sh->bytes);
+    candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
+    iso__report_choice(comm, what, 1, name,
+                       " by tuning (medians of %d calls, max over processes: %s; %d trial "
+                       "calls took %.1f us)",
+                       sh->trials, tried, sh->calls, sh->cost * 1e6);
+}
+
+/* The last trial call: one allreduce of each candidate's median and the
+ * time spent (MAX), then the least median wins, a tie going to the
+ * candidate the model ranks first; direct if every candidate failed. */
+static int agree(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn, iso_tune_shape *sh)
+{
+    double v[ISO_MAX_CANDIDATES + 1];
+    int ready, err, best = -1;
+    for (int c = 0; c < sh->ncand; c++)
+        v[c] = sh->failed[c] ? HUGE_VAL : median(sh->times[c], sh->ntimes[c]);
+    v[sh->ncand] = sh->spent;
+    if ((err = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
+        (err = MPI_Allreduce(MPI_IN_PLACE, v, sh->ncand + 1, MPI_DOUBLE, MPI_MAX, priv->comm)) !=
+            MPI_SUCCESS)
+        return err;
+    for (int c = 0; c < sh->ncand; c++) {
+        sh->median[c] = v[c];
+        if (v[c] < HUGE_VAL && (best < 0 || v[c] < v[best]))
+            best = c;
+    }
+    sh->cost = v[sh->ncand];
+    sh->won_alg = best >= 0 ? sh->cand[best].alg : 0;
+    sh->won_mode = best >= 0 ? sh->cand[best].mode : ISO_MODE_PACK;
+    sh->state = SHAPE_DONE;
+    if (nb->verbose)
+        report(comm, fn, nb, sh);
+    if (MPI_Comm_rank(priv->comm, &ready) == MPI_SUCCESS && ready == 0)
+        file_save(((tuner_t *)nb->tuner)->id, sh);
+    return MPI_SUCCESS;
+}
+
+int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
+                  iso_tune_shape *sh, struct iso_request_s *r)
+{
+    double t0, t;
+    int err;
+    iso__world_errors_return(1); /* once for start and wait (MPICH) */
+    t0 = MPI_Wtime();
+    if ((err = iso__request_start(r)) == MPI_SUCCESS)
+        err = iso__request_wait(r);
+    t = MPI_Wtime() - t0;
+    iso__world_errors_return(0);
+    iso__request_destroy(r);
+    if (err != MPI_SUCCESS)
+        return err;
+    sh->spent += t;
+    if (sh->current >= 0 && sh->ntimes[sh->current] < ISO_TUNE_MAX_CALLS)
+        sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : t;
+    if (++sh->calls < sh->ncand * sh->trials)
+        return MPI_SUCCESS;
+    return agree(nb, priv, comm, fn, sh);
+}
+
+/* ---- the query --------------------------------------------------------------- */
+
+int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len)
+{
+    iso_state *st;
+    const tuner_t *t;
+    int err;
+    if (state == NULL || index < 0 || len < 0 || (record == NULL && len > 0))
+        return iso__raise(isocomm, iso__error_msg(ISO_ERR_ARG, "state is NULL, index < 0, len < "
+                                                               "0 or record NULL with len > 0"));
+    if ((err = iso__state_get(isocomm, 0, &st)) != MPI_SUCCESS)
+        return iso__raise(isocomm, err);
+    t = st->nbh->tuner;
+    *state = 0;
+    if (len > 0)
+        record[0] = '\0';
+    if (t == NULL || index >= t->n)
+        return MPI_SUCCESS;
+    *state = t->shapes[index].state == SHAPE_DONE ? 2 : 1;
+    if (len > 0)
+        shape_record(&t->shapes[index], record, (size_t)len);
+    return MPI_SUCCESS;
+}
