@@ -135,6 +135,18 @@ PEER ?=
 $(BUILD)/bench/isobench: BENCH_CFLAGS = $(if $(PEER),-DISO_BENCH_PEER -DISO_BENCH_PEER_DIR='"$(PEER)"' -I$(PEER)/include)
 $(BUILD)/bench/isobench: BENCH_LIBS = $(if $(PEER),$(PEER)/lib/libtuwcartesians.a)
 $(BUILD)/bench/isobench: $(BUILD)/bench/peer-dir
+# sdde's MPI Advance competitors (bench/advance.h, bench/README.md "sdde"):
+# ADVANCE=DIR with DIR/include/locality_aware.h and DIR/lib/liblocality_aware.a,
+# built outside the repository with this MPI (a C++ library: -lstdc++, and
+# Open MPI's mpi.h brings its C++ bindings into C++ code: -lmpi_cxx).
+ADVANCE ?=
+ADVANCE_LIBS = -lstdc++ $(if $(filter openmpi,$(MPI)),-lmpi_cxx)
+$(BUILD)/bench/sdde: BENCH_CFLAGS = $(if $(ADVANCE),-DISO_BENCH_ADVANCE -I$(ADVANCE)/include)
+$(BUILD)/bench/sdde: BENCH_LIBS = $(if $(ADVANCE),$(ADVANCE)/lib/liblocality_aware.a $(ADVANCE_LIBS))
+$(BUILD)/bench/sdde: $(BUILD)/bench/advance-dir
+$(BUILD)/bench/advance-dir: FORCE
+	@mkdir -p $(@D)
+	@echo '$(ADVANCE)' | cmp -s - $@ || echo '$(ADVANCE)' > $@
 $(BUILD)/bench/peer-dir: FORCE
 	@mkdir -p $(@D)
 	@echo '$(PEER)' | cmp -s - $@ || echo '$(PEER)' > $@

@@ -6,7 +6,9 @@
  * `gzip -dc`) are split contiguously over the processes (the first
  * n mod p get one more).  Process q needs, from every other process o, the
  * columns of its rows that o owns:
- *   variable  (Iso_alltoallv_crs): q sends o those column indices (ints);
+ *   variable  (Iso_alltoallv_crs): q sends o those column indices (ints),
+ *             or with --values double the x values of those columns
+ *             (doubles equal to the indices: 8 bytes per column);
  *   constant  (Iso_alltoall_crs):  q sends o one int, their number.
  * Every variant is first checked against the result every process computes
  * from the matrix itself (sources ascending, counts, indices).  Then every
@@ -22,7 +24,7 @@
  *
  *   mpiexec -n P sdde [--matrix PATH[,PATH...]] [--reps N] [--iters K]
  *       [--nodes N | --node-map LIST] [--locality LEVEL] [--variants LIST]
- *       [--forms v,c]
+ *       [--forms v,c] [--values int|double]
  *
  * Nodes: the library's (shared memory, or ISO_NODE_MAP from the
  * environment), or a pretend layout set by --nodes N (N nodes of
@@ -40,10 +42,14 @@
 
 #include "bench.h"
 #include "matrix.h"
+#ifdef ISO_BENCH_ADVANCE
+#include "advance.h" /* MPI Advance's SDDE: make ADVANCE=DIR */
+#endif
 
-#define MAXV 8
+#define MAXV 16
 
 static int rank, nprocs;
+static int doubles; /* --values double: the variable form sends 8-byte x values */
 
 /* ---- counting the library's messages (MPI profiling interface) ------------
  * The library is linked statically, so its MPI_Isend, MPI_Issend and
@@ -138,6 +144,7 @@ static int owner(int n, int c)
 /* What one process sends: n messages to dest[], counts[], at displs[] of idx. */
 typedef struct {
     int n, *dest, *counts, *displs, *idx;
+    double *x; /* the x values of idx's columns (--values double) */
 } sends_t;
 
 /* Process q's messages: to each other owner, the sorted unique columns of
@@ -147,13 +154,16 @@ static sends_t pattern(const matrix_t *m, int q)
     int lo = first_row(m->n, q), hi = first_row(m->n, q + 1), len = m->rowptr[hi] - m->rowptr[lo];
     int *cols = xmalloc(sizeof(int) * (size_t)(len + 1)), u = 0;
     sends_t s = {0, xmalloc(sizeof(int) * (size_t)nprocs), xmalloc(sizeof(int) * (size_t)nprocs),
-                 xmalloc(sizeof(int) * (size_t)nprocs), NULL};
+                 xmalloc(sizeof(int) * (size_t)nprocs), NULL, NULL};
     memcpy(cols, m->col + m->rowptr[lo], sizeof(int) * (size_t)len);
     qsort(cols, (size_t)len, sizeof(int), cmp_int);
     for (int i = 0; i < len; i++)
         if ((u == 0 || cols[u - 1] != cols[i]) && owner(m->n, cols[i]) != q)
             cols[u++] = cols[i];
     s.idx = cols;
+    s.x = xmalloc(sizeof(double) * (size_t)(u + 1));
+    for (int i = 0; i < u; i++)
+        s.x[i] = (double)cols[i];
     for (int i = 0; i < u; i++) { /* sorted columns: owners ascending */
         int o = owner(m->n, cols[i]);
         if (s.n == 0 || s.dest[s.n - 1] != o) {
@@ -167,19 +177,21 @@ static sends_t pattern(const matrix_t *m, int q)
 
 static void sends_free(sends_t *s)
 {
-    free(s->dest), free(s->counts), free(s->displs), free(s->idx);
+    free(s->dest), free(s->counts), free(s->displs), free(s->idx), free(s->x);
 }
 
 /* ---- variants -------------------------------------------------------------- */
 typedef struct {
     char name[32];
     MPI_Info info;
+    int advance; /* MPI Advance's variant (bench/advance.h), or -1 */
     long long msgs, inter, package, isend, issend, put; /* one call, this process */
     double *t;                                 /* per repetition */
 } variant_t;
 
 typedef struct {
-    int n_recv, *src, *counts, *vals;
+    int n_recv, *src, *counts;
+    void *vals; /* int, or double with --values double (variable form) */
 } result_t;
 
 /* One call; frees the outputs unless res is given. */
@@ -187,9 +199,51 @@ static int one_call(const sends_t *s, int variable, variant_t *v, MPI_Comm comm,
 {
     int recv_nnz, *src, *rcounts = NULL, *rdispls = NULL, rc;
     void *rvals;
+#ifdef ISO_BENCH_ADVANCE
+    if (v->advance >= 0) { /* its outputs: arrival order, MPIL_Alloc */
+        int size = variable && doubles ? (int)sizeof(double) : (int)sizeof(int), total = 0;
+        int recv_size = 0;
+        MPI_Datatype t = variable && doubles ? MPI_DOUBLE : MPI_INT;
+        if (variable) {
+            for (int i = 0; i < s->n; i++)
+                total += s->counts[i];
+            MPIL_Set_alltoallv_crs(advance_variants[v->advance].v_method);
+            rc = MPIL_Alltoallv_crs(s->n, total, s->dest, s->counts, s->displs, t,
+                                    doubles ? (const void *)s->x : s->idx, &recv_nnz, &recv_size,
+                                    &src, &rcounts, &rdispls, t, &rvals, advance_info,
+                                    advance_comm);
+        } else {
+            MPIL_Set_alltoall_crs(advance_variants[v->advance].c_method);
+            rc = MPIL_Alltoall_crs(s->n, s->dest, 1, MPI_INT, s->counts, &recv_nnz, &src, 1,
+                                   MPI_INT, &rvals, advance_info, advance_comm);
+        }
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (res) { /* sorted by source into malloc'd copies, for verify */
+            int n = recv_nnz, *s2 = xmalloc(sizeof(int) * (size_t)(n + 1)), *c2 = NULL, vals = 0;
+            char *v2;
+            memcpy(s2, src, sizeof(int) * (size_t)n);
+            if (variable) {
+                c2 = xmalloc(sizeof(int) * (size_t)(n + 1));
+                memcpy(c2, rcounts, sizeof(int) * (size_t)n);
+                for (int i = 0; i < n; i++)
+                    vals += rcounts[i];
+            } else {
+                vals = n;
+            }
+            v2 = xmalloc((size_t)size * (size_t)(vals + 1));
+            memcpy(v2, rvals, (size_t)size * (size_t)vals);
+            advance_sort(n, s2, c2, rdispls, v2, size);
+            *res = (result_t){n, s2, c2, v2};
+        }
+        MPIL_Free(src), MPIL_Free(rcounts), MPIL_Free(rdispls), MPIL_Free(rvals);
+        return MPI_SUCCESS;
+    }
+#endif
     if (variable)
-        rc = Iso_alltoallv_crs(s->n, s->dest, s->counts, s->displs, MPI_INT, s->idx, &recv_nnz,
-                               &src, &rcounts, &rdispls, MPI_INT, &rvals, v->info, comm);
+        rc = Iso_alltoallv_crs(s->n, s->dest, s->counts, s->displs, doubles ? MPI_DOUBLE : MPI_INT,
+                               doubles ? (const void *)s->x : s->idx, &recv_nnz, &src, &rcounts,
+                               &rdispls, doubles ? MPI_DOUBLE : MPI_INT, &rvals, v->info, comm);
     else
         rc = Iso_alltoall_crs(s->n, s->dest, 1, MPI_INT, s->counts, &recv_nnz, &src, 1, MPI_INT,
                               &rvals, v->info, comm);
@@ -218,10 +272,16 @@ static int verify(const matrix_t *m, int variable, const result_t *r, const char
             ;
         if (i < s.n) {
             int c = s.counts[i];
-            if (k >= r->n_recv || r->src[k] != q ||
-                (variable ? r->counts[k] != c ||
-                                memcmp(r->vals + pos, s.idx + s.displs[i], sizeof(int) * (size_t)c)
-                          : r->vals[k] != c)) {
+            int wrong = k >= r->n_recv || r->src[k] != q;
+            if (!wrong && variable && doubles)
+                wrong = r->counts[k] != c || memcmp((const double *)r->vals + pos,
+                                                    s.x + s.displs[i], sizeof(double) * (size_t)c);
+            else if (!wrong && variable)
+                wrong = r->counts[k] != c || memcmp((const int *)r->vals + pos,
+                                                    s.idx + s.displs[i], sizeof(int) * (size_t)c);
+            else if (!wrong)
+                wrong = ((const int *)r->vals)[k] != c;
+            if (wrong) {
                 if (bad++ == 0)
                     fprintf(stderr, "FAIL rank %d: %s: message %d (from %d) wrong or missing\n",
                             rank, name, k, q);
@@ -257,7 +317,9 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
     if (rank == 0)
         printf("\n### %s, %s (%s), %d ranks\n\n", mname,
                variable ? "Iso_alltoallv_crs" : "Iso_alltoall_crs",
-               variable ? "the column indices" : "one int per message", nprocs);
+               variable ? (doubles ? "x values, doubles" : "the column indices")
+                        : "one int per message",
+               nprocs);
     {
         long long sent[2] = {s.n, s.n}, tot[2];
         MPI_Allreduce(sent, tot, 1, MPI_LONG_LONG, MPI_SUM, comm);
@@ -269,7 +331,8 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
     for (int k = 0; k < nv; k++) { /* verify and count */
         result_t r;
         int bad, total;
-        if (variable && !strcmp(v[k].name, "rma")) { /* constant sizes only */
+        if (variable && (!strcmp(v[k].name, "rma") || !strcmp(v[k].name, "advance-rma"))) {
+            /* constant sizes only */
             v[k].t = NULL;
             continue;
         }
@@ -336,7 +399,7 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
         int best = -1;
         for (int k = 0; k < nv; k++) {
             int same, all;
-            if (k == auto_v || v[k].t == NULL)
+            if (k == auto_v || v[k].t == NULL || v[k].advance >= 0)
                 continue;
             if (best < 0 || quantile(v[k].t, reps, 0.5) < quantile(v[best].t, reps, 0.5))
                 best = k;
@@ -354,6 +417,21 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
                    picked[0] ? picked : "(no fixed variant sends the same messages)", v[best].name,
                    quantile(v[auto_v].t, reps, 0.5) / quantile(v[best].t, reps, 0.5));
     }
+    { /* the library's best against MPI Advance's best (with ADVANCE=DIR) */
+        int iso = -1, adv = -1;
+        for (int k = 0; k < nv; k++) {
+            int *best = v[k].advance >= 0 ? &adv : &iso;
+            if (v[k].t && (*best < 0 || quantile(v[k].t, reps, 0.5) <
+                                            quantile(v[*best].t, reps, 0.5)))
+                *best = k;
+        }
+        if (rank == 0 && iso >= 0 && adv >= 0)
+            printf("\nisocoll best %s %.1f us; MPI Advance best %s %.1f us; isocoll / advance "
+                   "%.2f\n",
+                   v[iso].name, quantile(v[iso].t, reps, 0.5) * 1e6, v[adv].name,
+                   quantile(v[adv].t, reps, 0.5) * 1e6,
+                   quantile(v[iso].t, reps, 0.5) / quantile(v[adv].t, reps, 0.5));
+    }
     for (int k = 0; k < nv; k++) {
         free(v[k].t);
         v[k].t = NULL;
@@ -368,7 +446,7 @@ static void usage(void)
     if (rank == 0)
         fprintf(stderr, "usage: sdde [--matrix PATH[,PATH...]] [--reps N] [--iters K] "
                         "[--nodes N | --node-map LIST] [--locality LEVEL] [--variants LIST] "
-                        "[--forms v,c]\n");
+                        "[--forms v,c] [--values int|double]\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
@@ -408,7 +486,11 @@ static int *nodes_of_world(int *package)
 int main(int argc, char **argv)
 {
     const char *matrices = "tests/data/west0479.mtx";
-    char variants[256] = "personalized,nbx,rma,locality-personalized,locality-nbx,auto";
+    char variants[512] = "personalized,nbx,rma,locality-personalized,locality-nbx,auto"
+#ifdef ISO_BENCH_ADVANCE
+                         ADVANCE_ALL
+#endif
+        ;
     char forms[16] = "v,c", *map = NULL, *tok, *level = NULL;
     int reps = 21, iters = 5, nodes = 0, nv = 0, nnodes = 0;
     variant_t v[MAXV];
@@ -438,6 +520,8 @@ int main(int argc, char **argv)
             snprintf(variants, sizeof variants, "%s", val);
         else if (!strcmp(argv[a], "--forms"))
             snprintf(forms, sizeof forms, "%s", val);
+        else if (!strcmp(argv[a], "--values") && (!strcmp(val, "int") || !strcmp(val, "double")))
+            doubles = !strcmp(val, "double");
         else
             usage();
         a++;
@@ -467,8 +551,15 @@ int main(int argc, char **argv)
         nnodes += !seen;
     }
     MPI_Comm_dup(MPI_COMM_WORLD, &comm); /* its first call reads ISO_NODE_MAP */
+#ifdef ISO_BENCH_ADVANCE
+    advance_init(comm);
+#endif
     for (tok = strtok(variants, ","); tok && nv < MAXV; tok = strtok(NULL, ","), nv++) {
         snprintf(v[nv].name, sizeof v[nv].name, "%s", tok);
+        v[nv].advance = -1;
+#ifdef ISO_BENCH_ADVANCE
+        v[nv].advance = advance_variant(tok);
+#endif
         MPI_Info_create(&v[nv].info);
         MPI_Info_set(v[nv].info, "iso_sparse_algorithm", tok);
         if (level)
@@ -506,6 +597,9 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < nv; k++)
         MPI_Info_free(&v[k].info);
+#ifdef ISO_BENCH_ADVANCE
+    advance_finalize();
+#endif
     MPI_Comm_free(&comm);
     free(node);
     free(package);

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <strings.h>
 
+extern char **environ; /* POSIX */
+
 int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx)
 {
     int nkeys = 0, err;
@@ -35,9 +37,24 @@ int iso__info_each(MPI_Info info, iso_info_handler handler, void *ctx)
 int iso__env_each(const iso_env_option vars[], size_t n, const char **var_now,
                   iso_info_handler handler, void *ctx)
 {
+    enum { MAXVARS = 16 };
+    const char *values[MAXVARS] = {NULL};
     int err = MPI_SUCCESS;
+    /* One pass over the environment for every variable (the first entry of
+     * each, as getenv finds it), not one getenv per variable: each getenv
+     * scans the whole environment, and these are read on every call. */
+    for (char **e = n <= MAXVARS ? environ : NULL; e && *e; e++) {
+        const char *v = *e; /* by hand: a strncmp call per entry costs more than getenv */
+        if (v[0] != 'I' || v[1] != 'S' || v[2] != 'O' || v[3] != '_')
+            continue;
+        for (size_t k = 0; k < n; k++) {
+            size_t len = strlen(vars[k].var);
+            if (!values[k] && !strncmp(*e, vars[k].var, len) && (*e)[len] == '=')
+                values[k] = *e + len + 1;
+        }
+    }
     for (size_t k = 0; k < n && err == MPI_SUCCESS; k++) {
-        const char *value = getenv(vars[k].var);
+        const char *value = n <= MAXVARS ? values[k] : getenv(vars[k].var);
         *var_now = vars[k].var;
         if (value && *value)
             err = handler(ctx, vars[k].key, value);
@@ -48,10 +65,15 @@ int iso__env_each(const iso_env_option vars[], size_t n, const char **var_now,
 
 void iso__option_where(char *buf, size_t n, const char *env, const char *key)
 {
-    if (env)
-        snprintf(buf, n, "environment %s", env);
-    else
-        snprintf(buf, n, "info %s", key);
+    /* "environment VAR" or "info KEY", cut to n - 1 bytes; without snprintf,
+     * which is most of the cost of reading an info key on every call */
+    const char *parts[2] = {env ? "environment " : "info ", env ? env : key};
+    size_t len = 0;
+    for (int i = 0; i < 2 && n > 0; i++)
+        for (const char *c = parts[i]; *c && len + 1 < n; c++)
+            buf[len++] = *c;
+    if (n > 0)
+        buf[len] = '\0';
 }
 
 int iso__option_bool(const char *where, const char *value, int *out)

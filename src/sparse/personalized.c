@@ -36,6 +36,7 @@ static int step(iso_xchg *x, int block, int *done)
         if (err != MPI_SUCCESS || !flag)
             return err;
         x->state = RECEIVING;
+        x->limit = x->incoming;
     }
     while (x->state == RECEIVING) {
         if (x->in.n > x->incoming)

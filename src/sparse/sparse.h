@@ -102,6 +102,7 @@ typedef struct {
     MPI_Request coll; /* the discovery's collective (reduce-scatter, barrier) */
     int *tally;       /* personalized: messages to each rank */
     int incoming;     /* personalized: messages to this process, once known */
+    int limit;        /* receive no more messages than this in all (-1: not known) */
     int state;        /* the discovery's progress */
     iso_inbox in;
 } iso_xchg;
