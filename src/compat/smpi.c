@@ -330,9 +330,9 @@ int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
  * Collectives on one communicator start in one order everywhere, and
  * messages between two processes do not overtake: arrivals meet the
  * receives of their own call.  MPI_Iallreduce keeps SMPI's own for
- * MPI_IN_PLACE, derived datatypes and results of 64 KiB or more (the
- * releases are sent from rank 0's result, and SMPI copies only smaller
- * sends at once). */
+ * MPI_IN_PLACE, derived datatypes and results of 64 KiB or more (the limit
+ * the relays were tested with; the releases' own copy, below, would carry
+ * more). */
 #define ARRIVE_TAG INT_MAX
 #define RELEASE_TAG (INT_MAX - 1)
 #define RELAY_MAX_BYTES 65536
@@ -355,15 +355,23 @@ typedef struct pending_relay {
                               its recvbuf, or its own buffer for reduce_scatter_block */
     void *recvbuf;         /* reduce_scatter_block: rank 0's block of the result */
     int count;             /* elements of the result; 0: a barrier */
+    int n_sends;           /* release sends posted */
     int block;             /* reduce_scatter_block: elements per process */
     MPI_Datatype type;
     MPI_Op op;
+    char *out;             /* released: the releases' data, rank 0's own copy */
+    MPI_Request *sends;    /* released: the p - 1 release sends */
     struct pending_relay *next;
 } pending_relay;
 
-/* rank 0's relays not yet released (each simulated process has its own
- * copy of this variable: smpirun privatizes globals) */
-static pending_relay *pending;
+/* rank 0's relays not yet released, and those released whose release
+ * sends are not complete yet (each simulated process has its own copy of
+ * these variables: smpirun privatizes globals).  The releases are sent
+ * from a copy that lives until they are complete: the caller may reuse
+ * its buffers once its own request is done, and SMPI copies a send at once
+ * only below smpi/send-is-detached-thresh (64 KiB; 0 would spare the
+ * simulator its quadratic bookkeeping of detached sends, DESIGN.md). */
+static pending_relay *pending, *draining;
 
 /* All arrivals are in: the result (v_0 op (v_1 op ... v_p-1)), then the
  * releases, rank 0's own last. */
@@ -385,18 +393,28 @@ static int relay_release(pending_relay *b)
     }
     if (b->kind == RELAY_REDUCE_SCATTER && err == MPI_SUCCESS)
         memcpy(b->recvbuf, b->result, (size_t)size * (size_t)b->block);
+    if (err == MPI_SUCCESS && (b->sends = malloc(sizeof(MPI_Request) * (size_t)p)) == NULL)
+        err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS && b->count > 0) {
+        if ((b->out = malloc((size_t)size * (size_t)b->count)) == NULL)
+            err = MPI_ERR_NO_MEM;
+        else
+            memcpy(b->out, b->result, (size_t)size * (size_t)b->count);
+    }
     for (int i = 1; i <= p && err == MPI_SUCCESS; i++) {
         MPI_Request r;
-        if (i == p)
-            err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, b->comm, &r);
-        else if (b->kind == RELAY_REDUCE_SCATTER)
-            err = PMPI_Isend((char *)b->result + (size_t)i * (size_t)size * (size_t)b->block,
-                             b->block, b->type, i, RELEASE_TAG, b->comm, &r);
-        else
-            err = PMPI_Isend(b->result, b->count, b->count ? b->type : MPI_BYTE, i, RELEASE_TAG,
-                             b->comm, &r);
-        if (err == MPI_SUCCESS)
-            err = PMPI_Request_free(&r);
+        if (i == p) {
+            if ((err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, b->comm, &r)) == MPI_SUCCESS)
+                err = PMPI_Request_free(&r);
+        } else if (b->kind == RELAY_REDUCE_SCATTER) {
+            err = PMPI_Isend(b->out + (size_t)i * (size_t)size * (size_t)b->block, b->block,
+                             b->type, i, RELEASE_TAG, b->comm, &b->sends[i - 1]);
+        } else {
+            err = PMPI_Isend(b->out, b->count, b->count ? b->type : MPI_BYTE, i, RELEASE_TAG,
+                             b->comm, &b->sends[i - 1]);
+        }
+        if (err == MPI_SUCCESS && i < p)
+            b->n_sends = i;
     }
     return err;
 }
@@ -412,7 +430,29 @@ static void relay_free(pending_relay *b)
     free(b->contrib);
     if (b->kind == RELAY_REDUCE_SCATTER)
         free(b->result);
+    free(b->out);
+    free(b->sends);
     free(b);
+}
+
+/* Frees the released relays whose release sends are complete (block: waits
+ * for them all, at MPI_Finalize). */
+static void relays_drain(int block)
+{
+    for (pending_relay **at = &draining; *at != NULL;) {
+        pending_relay *b = *at;
+        int all = 0;
+        if (block)
+            all = PMPI_Waitall(b->n_sends, b->sends, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        else if (PMPI_Testall(b->n_sends, b->sends, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            all = 0;
+        if (!all && !block) {
+            at = &b->next;
+            continue;
+        }
+        *at = b->next;
+        relay_free(b);
+    }
 }
 
 /* Progresses rank 0's pending relays: those whose arrivals are all in are
@@ -438,10 +478,12 @@ static void barriers_progress(const MPI_Request *request, int block)
             at = &b->next;
             continue;
         }
-        relay_release(b);
         *at = b->next;
-        relay_free(b);
+        relay_release(b); /* (an error leaves the others waiting: nothing better here) */
+        b->next = draining; /* freed when the sends posted are complete */
+        draining = b;
     }
+    relays_drain(0);
 }
 
 /* Starts the relay of one collective of kind on comm, type elements:
@@ -527,8 +569,7 @@ static int relay_start(relay_kind kind, const void *sendbuf, void *recvbuf, int 
 
 /* Can a relay carry count elements of type (the same on every process,
  * which their calls must agree on anyway)?  Named types only, results below
- * 64 KiB (the releases are sent from rank 0's result, and SMPI copies only
- * smaller sends at once). */
+ * RELAY_MAX_BYTES. */
 static int relay_fits(MPI_Comm comm, long long count, MPI_Datatype type)
 {
     int size = 0, ni, na, nd, combiner = -1;
@@ -1322,6 +1363,7 @@ int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
 
 int iso_smpi_Finalize(void)
 {
+    relays_drain(1);
     while (nself_keyvals > 0) {
         int keyval = self_keyvals[--nself_keyvals], flag = 0;
         void *value;
