@@ -182,8 +182,11 @@ def run(args, R):
         t0, c0 = time.time(), resource.getrusage(resource.RUSAGE_CHILDREN)
         # its own process group: on a timeout the simulator (smpimain, a
         # child of the smpirun script) goes too, not only smpirun
-        p = subprocess.Popen(cmd, cwd=R.ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True, start_new_session=True)
+        # auto decides with the platform's constants (bench/platforms/calibrate)
+        cost = os.path.join(R.ROOT, "bench/platforms/%s.cost" % platform)
+        env = dict(os.environ, **({"ISO_COST_FILE": cost} if os.path.exists(cost) else {}))
+        p = subprocess.Popen(cmd, cwd=R.ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             out, err = p.communicate(timeout=args.timeout)
             rc = p.returncode

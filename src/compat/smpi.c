@@ -330,56 +330,91 @@ int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
  * Collectives on one communicator start in one order everywhere, and
  * messages between two processes do not overtake: arrivals meet the
  * receives of their own call.  MPI_Iallreduce keeps SMPI's own for
- * MPI_IN_PLACE, derived datatypes and results of 64 KiB or more (the
- * releases are sent from rank 0's result, and SMPI copies only smaller
- * sends at once). */
+ * MPI_IN_PLACE, derived datatypes and results of 64 KiB or more (the limit
+ * the relays were tested with; the releases' own copy, below, would carry
+ * more). */
 #define ARRIVE_TAG INT_MAX
 #define RELEASE_TAG (INT_MAX - 1)
 #define RELAY_MAX_BYTES 65536
 
+/* What a relay computes: the arrivals are contributions of count
+ * elements reduced (allreduce: the result goes to everyone;
+ * reduce_scatter_block: block i of it to rank i), or blocks gathered in
+ * rank order into one result of count elements (allgather(v)), or
+ * nothing (a barrier, count 0). */
+typedef enum { RELAY_BARRIER, RELAY_ALLREDUCE, RELAY_REDUCE_SCATTER, RELAY_ALLGATHER } relay_kind;
+
 typedef struct pending_relay {
     MPI_Comm comm;
+    relay_kind kind;
     MPI_Request release;   /* rank 0's own release receive, the caller's request */
     MPI_Request *arrivals; /* p - 1 receives */
     int n;
-    char *contrib;         /* allreduce: the arrivals' contributions, rank order */
-    void *recvbuf;         /* allreduce: rank 0's result, its contribution first */
-    int count;             /* 0: a barrier */
+    char *contrib;         /* reductions: the arrivals' contributions, rank order */
+    void *result;          /* rank 0's result (the reductions: its contribution first):
+                              its recvbuf, or its own buffer for reduce_scatter_block */
+    void *recvbuf;         /* reduce_scatter_block: rank 0's block of the result */
+    int count;             /* elements of the result; 0: a barrier */
+    int n_sends;           /* release sends posted */
+    int block;             /* reduce_scatter_block: elements per process */
     MPI_Datatype type;
     MPI_Op op;
+    char *out;             /* released: the releases' data, rank 0's own copy */
+    MPI_Request *sends;    /* released: the p - 1 release sends */
     struct pending_relay *next;
 } pending_relay;
 
-/* rank 0's relays not yet released (each simulated process has its own
- * copy of this variable: smpirun privatizes globals) */
-static pending_relay *pending;
+/* rank 0's relays not yet released, and those released whose release
+ * sends are not complete yet (each simulated process has its own copy of
+ * these variables: smpirun privatizes globals).  The releases are sent
+ * from a copy that lives until they are complete: the caller may reuse
+ * its buffers once its own request is done, and SMPI copies a send at once
+ * only below smpi/send-is-detached-thresh (64 KiB; 0 would spare the
+ * simulator its quadratic bookkeeping of detached sends, DESIGN.md). */
+static pending_relay *pending, *draining;
 
 /* All arrivals are in: the result (v_0 op (v_1 op ... v_p-1)), then the
  * releases, rank 0's own last. */
 static int relay_release(pending_relay *b)
 {
     int p, size = 0, err = MPI_SUCCESS;
+    int reduce = b->kind == RELAY_ALLREDUCE || b->kind == RELAY_REDUCE_SCATTER;
     MPI_Comm_size(b->comm, &p);
-    if (b->count > 0 && p > 1) {
-        PMPI_Type_size(b->type, &size);
+    PMPI_Type_size(b->type, &size);
+    if (reduce && b->count > 0 && p > 1) {
         char *acc = b->contrib + (size_t)(p - 2) * (size_t)size * (size_t)b->count;
         for (int i = p - 3; i >= 0 && err == MPI_SUCCESS; i--)
             err = PMPI_Reduce_local(b->contrib + (size_t)i * (size_t)size * (size_t)b->count, acc,
                                     b->count, b->type, b->op);
         if (err == MPI_SUCCESS)
-            err = PMPI_Reduce_local(b->recvbuf, acc, b->count, b->type, b->op);
+            err = PMPI_Reduce_local(b->result, acc, b->count, b->type, b->op);
         if (err == MPI_SUCCESS)
-            memcpy(b->recvbuf, acc, (size_t)size * (size_t)b->count);
+            memcpy(b->result, acc, (size_t)size * (size_t)b->count);
+    }
+    if (b->kind == RELAY_REDUCE_SCATTER && err == MPI_SUCCESS)
+        memcpy(b->recvbuf, b->result, (size_t)size * (size_t)b->block);
+    if (err == MPI_SUCCESS && (b->sends = malloc(sizeof(MPI_Request) * (size_t)p)) == NULL)
+        err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS && b->count > 0) {
+        if ((b->out = malloc((size_t)size * (size_t)b->count)) == NULL)
+            err = MPI_ERR_NO_MEM;
+        else
+            memcpy(b->out, b->result, (size_t)size * (size_t)b->count);
     }
     for (int i = 1; i <= p && err == MPI_SUCCESS; i++) {
         MPI_Request r;
-        if (i < p)
-            err = PMPI_Isend(b->recvbuf, b->count, b->count ? b->type : MPI_BYTE, i, RELEASE_TAG,
-                             b->comm, &r);
-        else
-            err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, b->comm, &r);
-        if (err == MPI_SUCCESS)
-            err = PMPI_Request_free(&r);
+        if (i == p) {
+            if ((err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, b->comm, &r)) == MPI_SUCCESS)
+                err = PMPI_Request_free(&r);
+        } else if (b->kind == RELAY_REDUCE_SCATTER) {
+            err = PMPI_Isend(b->out + (size_t)i * (size_t)size * (size_t)b->block, b->block,
+                             b->type, i, RELEASE_TAG, b->comm, &b->sends[i - 1]);
+        } else {
+            err = PMPI_Isend(b->out, b->count, b->count ? b->type : MPI_BYTE, i, RELEASE_TAG,
+                             b->comm, &b->sends[i - 1]);
+        }
+        if (err == MPI_SUCCESS && i < p)
+            b->n_sends = i;
     }
     return err;
 }
@@ -389,15 +424,53 @@ static int relays_pending(void)
     return pending != NULL;
 }
 
+static void relay_free(pending_relay *b)
+{
+    free(b->arrivals);
+    free(b->contrib);
+    if (b->kind == RELAY_REDUCE_SCATTER)
+        free(b->result);
+    free(b->out);
+    free(b->sends);
+    free(b);
+}
+
+/* Frees the released relays whose release sends are complete (block: waits
+ * for them all, at MPI_Finalize). */
+static void relays_drain(int block)
+{
+    for (pending_relay **at = &draining; *at != NULL;) {
+        pending_relay *b = *at;
+        int all = 0;
+        if (block)
+            all = PMPI_Waitall(b->n_sends, b->sends, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+        else if (PMPI_Testall(b->n_sends, b->sends, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            all = 0;
+        if (!all && !block) {
+            at = &b->next;
+            continue;
+        }
+        *at = b->next;
+        relay_free(b);
+    }
+}
+
 /* Progresses rank 0's pending relays: those whose arrivals are all in are
- * released.  block: wait for the arrivals of the relay whose request is
- * *request (the caller waits for it). */
+ * released, in the order they started on each communicator (the list's:
+ * the other processes post the receives of their releases in that order,
+ * and two relays may run at once, as the two MPI_Iallgatherv of
+ * route/sharing.c do).  block: wait for the arrivals of the relay whose
+ * request is *request (the caller waits for it). */
 static void barriers_progress(const MPI_Request *request, int block)
 {
     for (pending_relay **at = &pending; *at != NULL;) {
         pending_relay *b = *at;
-        int all = 0;
-        if (block && request != NULL && *request == b->release)
+        int all = 0, earlier = 0;
+        for (pending_relay *e = pending; e != b && !earlier; e = e->next)
+            earlier = e->comm == b->comm;
+        if (earlier)
+            all = 0;
+        else if (block && request != NULL && *request == b->release)
             all = PMPI_Waitall(b->n, b->arrivals, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
         else if (PMPI_Testall(b->n, b->arrivals, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             all = 0;
@@ -405,60 +478,105 @@ static void barriers_progress(const MPI_Request *request, int block)
             at = &b->next;
             continue;
         }
-        relay_release(b);
         *at = b->next;
-        free(b->arrivals);
-        free(b->contrib);
-        free(b);
+        relay_release(b); /* (an error leaves the others waiting: nothing better here) */
+        b->next = draining; /* freed when the sends posted are complete */
+        draining = b;
     }
+    relays_drain(0);
 }
 
-/* Starts the relay of one collective on comm: count x type from sendbuf
- * (count 0: a barrier), the result into recvbuf. */
-static int relay_start(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type, MPI_Op op,
-                       MPI_Comm comm, MPI_Request *request)
+/* Starts the relay of one collective of kind on comm, type elements:
+ *   barrier           nothing (sendbuf, recvbuf unused);
+ *   allreduce         count from sendbuf, the result into recvbuf;
+ *   reduce_scatter    count = p * block from sendbuf, block `rank` of the
+ *                     result into recvbuf;
+ *   allgather         counts[rank] from sendbuf, all of them in rank order
+ *                     into recvbuf (count = their sum; counts the same
+ *                     everywhere). */
+static int relay_start(relay_kind kind, const void *sendbuf, void *recvbuf, int count,
+                       const int *counts, int block, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                       MPI_Request *request)
 {
     pending_relay *b;
     MPI_Request r;
     MPI_Datatype t = count ? type : MPI_BYTE;
-    int rank, p, size = 0, err;
+    int rank, p, size = 0, err, mine, reduce = kind == RELAY_ALLREDUCE || kind == RELAY_REDUCE_SCATTER;
+    size_t at = 0;
     if ((err = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
         (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS ||
         (err = PMPI_Type_size(t, &size)) != MPI_SUCCESS)
         return err;
+    mine = kind == RELAY_ALLGATHER ? counts[rank] : count; /* the contribution */
     if (rank != 0) {
-        if ((err = PMPI_Irecv(recvbuf, count, t, 0, RELEASE_TAG, comm, request)) != MPI_SUCCESS ||
-            (err = PMPI_Isend(sendbuf, count, t, 0, ARRIVE_TAG, comm, &r)) != MPI_SUCCESS)
+        if ((err = PMPI_Irecv(recvbuf, kind == RELAY_REDUCE_SCATTER ? block : count, t, 0,
+                              RELEASE_TAG, comm, request)) != MPI_SUCCESS ||
+            (err = PMPI_Isend(sendbuf, mine, t, 0, ARRIVE_TAG, comm, &r)) != MPI_SUCCESS)
             return err;
         return PMPI_Request_free(&r);
     }
     if ((b = calloc(1, sizeof *b)) == NULL ||
         (b->arrivals = malloc(sizeof(MPI_Request) * (size_t)p)) == NULL ||
-        (b->contrib = malloc((size_t)size * (size_t)count * (size_t)p + 1)) == NULL) {
-        if (b != NULL)
+        (reduce && (b->contrib = malloc((size_t)size * (size_t)count * (size_t)p + 1)) == NULL) ||
+        (kind == RELAY_REDUCE_SCATTER &&
+         (b->result = malloc((size_t)size * (size_t)count + 1)) == NULL)) {
+        if (b != NULL) {
             free(b->arrivals);
+            free(b->contrib);
+        }
         free(b);
         return MPI_ERR_NO_MEM;
     }
-    *b = (pending_relay){comm, MPI_REQUEST_NULL, b->arrivals, 0, b->contrib, recvbuf, count, t, op,
-                         NULL};
-    if (count > 0)
-        memcpy(recvbuf, sendbuf, (size_t)size * (size_t)count);
+    b->comm = comm;
+    b->kind = kind;
+    b->release = MPI_REQUEST_NULL;
+    b->recvbuf = recvbuf;
+    if (kind != RELAY_REDUCE_SCATTER)
+        b->result = recvbuf;
+    b->count = count;
+    b->block = block;
+    b->type = t;
+    b->op = op;
+    if (mine > 0)
+        memcpy(b->result, sendbuf, (size_t)size * (size_t)mine);
     err = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, comm, &b->release);
-    for (int i = 1; i < p && err == MPI_SUCCESS; i++)
-        err = PMPI_Irecv(b->contrib + (size_t)(i - 1) * (size_t)size * (size_t)count, count, t, i,
-                         ARRIVE_TAG, comm, &b->arrivals[b->n++]);
+    for (int i = 1; i < p && err == MPI_SUCCESS; i++) {
+        void *into;
+        int n = count;
+        if (kind == RELAY_ALLGATHER) { /* block i after those of ranks 0 .. i - 1 */
+            at += (size_t)counts[i - 1];
+            into = (char *)b->result + at * (size_t)size;
+            n = counts[i];
+        } else {
+            into = b->contrib ? b->contrib + (size_t)(i - 1) * (size_t)size * (size_t)count : NULL;
+        }
+        err = PMPI_Irecv(into, n, t, i, ARRIVE_TAG, comm, &b->arrivals[b->n++]);
+    }
     if (err != MPI_SUCCESS) {
-        free(b->arrivals);
-        free(b->contrib);
-        free(b);
+        relay_free(b);
         return err;
     }
     *request = b->release;
-    b->next = pending;
-    pending = b;
+    {
+        pending_relay **end = &pending; /* last: releases go in start order */
+        while (*end != NULL)
+            end = &(*end)->next;
+        *end = b;
+    }
     barriers_progress(NULL, 0); /* p = 1: released at once */
     return MPI_SUCCESS;
+}
+
+/* Can a relay carry count elements of type (the same on every process,
+ * which their calls must agree on anyway)?  Named types only, results below
+ * RELAY_MAX_BYTES. */
+static int relay_fits(MPI_Comm comm, long long count, MPI_Datatype type)
+{
+    int size = 0, ni, na, nd, combiner = -1;
+    return comm != MPI_COMM_NULL && count > 0 && type != MPI_DATATYPE_NULL &&
+           PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
+           combiner == MPI_COMBINER_NAMED && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
+           size * count < RELAY_MAX_BYTES;
 }
 
 int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request)
@@ -466,7 +584,8 @@ int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request)
     int err;
     if (comm == MPI_COMM_NULL)
         return raise_on(comm, MPI_ERR_COMM);
-    if ((err = relay_start(NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, comm, request)) != MPI_SUCCESS)
+    if ((err = relay_start(RELAY_BARRIER, NULL, NULL, 0, NULL, 0, MPI_BYTE, MPI_OP_NULL, comm,
+                           request)) != MPI_SUCCESS)
         return raise_on(comm, err);
     return MPI_SUCCESS;
 }
@@ -474,16 +593,85 @@ int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request)
 int iso_smpi_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    int size = 0, ni, na, nd, combiner = -1, err;
-    if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && count > 0 && type != MPI_DATATYPE_NULL &&
-        op != MPI_OP_NULL && PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) == MPI_SUCCESS &&
-        combiner == MPI_COMBINER_NAMED && PMPI_Type_size(type, &size) == MPI_SUCCESS &&
-        (long long)size * count < RELAY_MAX_BYTES) {
-        if ((err = relay_start(sendbuf, recvbuf, count, type, op, comm, request)) != MPI_SUCCESS)
+    int err;
+    if (sendbuf != MPI_IN_PLACE && op != MPI_OP_NULL && relay_fits(comm, count, type)) {
+        if ((err = relay_start(RELAY_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, type, op, comm,
+                               request)) != MPI_SUCCESS)
             return raise_on(comm, err);
         return MPI_SUCCESS;
     }
     return PMPI_Iallreduce(sendbuf, recvbuf, count, type, op, comm, request);
+}
+
+/* MPI_Ireduce_scatter_block: the allreduce of p blocks, block i to rank i
+ * (rank 0 sends each its block); as MPI_Iallreduce, SMPI's own beyond. */
+int iso_smpi_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                   MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                                   MPI_Request *request)
+{
+    int p, err;
+    if (comm != MPI_COMM_NULL && MPI_Comm_size(comm, &p) == MPI_SUCCESS &&
+        sendbuf != MPI_IN_PLACE && op != MPI_OP_NULL && recvcount > 0 &&
+        relay_fits(comm, (long long)recvcount * p, type)) {
+        if ((err = relay_start(RELAY_REDUCE_SCATTER, sendbuf, recvbuf, recvcount * p, NULL,
+                               recvcount, type, op, comm, request)) != MPI_SUCCESS)
+            return raise_on(comm, err);
+        return MPI_SUCCESS;
+    }
+    return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm, request);
+}
+
+/* MPI_Iallgatherv with the blocks one after the other in rank order
+ * (displs the prefix sums of recvcounts, as the library lays them out),
+ * one named type on both sides: rank 0 gathers and sends everyone the
+ * whole; SMPI's own otherwise.  Each process decides from its own
+ * displacements, which MPI lets differ between processes: a call that is
+ * contiguous on some and not on others would mix the two and hang, which
+ * the library's calls never are. */
+int iso_smpi_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request *request)
+{
+    int p, rank, err, ok;
+    long long total = 0;
+    ok = comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && sendtype == recvtype &&
+         recvcounts != NULL && displs != NULL && MPI_Comm_size(comm, &p) == MPI_SUCCESS &&
+         MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && sendcount == recvcounts[rank];
+    for (int i = 0; ok && i < p; i++) {
+        ok = recvcounts[i] >= 0 && displs[i] == total;
+        total += recvcounts[i];
+    }
+    if (ok && relay_fits(comm, total, recvtype)) {
+        if ((err = relay_start(RELAY_ALLGATHER, sendbuf, recvbuf, (int)total, recvcounts, 0,
+                               recvtype, MPI_OP_NULL, comm, request)) != MPI_SUCCESS)
+            return raise_on(comm, err);
+        return MPI_SUCCESS;
+    }
+    return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                            comm, request);
+}
+
+/* MPI_Iallgather: the same relay, every block recvcount. */
+int iso_smpi_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    int p, err, *counts;
+    if (comm != MPI_COMM_NULL && sendbuf != MPI_IN_PLACE && sendtype == recvtype &&
+        sendcount == recvcount && MPI_Comm_size(comm, &p) == MPI_SUCCESS &&
+        relay_fits(comm, (long long)recvcount * p, recvtype)) {
+        if ((counts = malloc(sizeof(int) * (size_t)p)) == NULL)
+            return raise_on(comm, MPI_ERR_NO_MEM);
+        for (int i = 0; i < p; i++)
+            counts[i] = recvcount;
+        err = relay_start(RELAY_ALLGATHER, sendbuf, recvbuf, recvcount * p, counts, 0, recvtype,
+                          MPI_OP_NULL, comm, request);
+        free(counts);
+        if (err != MPI_SUCCESS)
+            return raise_on(comm, err);
+        return MPI_SUCCESS;
+    }
+    return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                           request);
 }
 
 /* ---- one-sided ----------------------------------------------------------- */
@@ -1175,6 +1363,7 @@ int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
 
 int iso_smpi_Finalize(void)
 {
+    relays_drain(1);
     while (nself_keyvals > 0) {
         int keyval = self_keyvals[--nself_keyvals], flag = 0;
         void *value;

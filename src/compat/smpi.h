@@ -35,6 +35,16 @@
  *                          test at 256 ranks.  Rank 0 relays from the
  *                          completion calls (wrapped for that).  Tags
  *                          INT_MAX and INT_MAX - 1 on the communicator.
+ *   MPI_Iallgather(v), MPI_Ireduce_scatter_block   the same relay (rank 0
+ *                          gathers, or reduces and sends each its block):
+ *                          SMPI's own send p(p - 1) messages, and auto's
+ *                          sharing figures (route/sharing.c) and the
+ *                          SDDE's personalized algorithm made t_graph,
+ *                          t_vpt and t_sparse take minutes at 256 ranks.
+ *                          Only named types, results below 64 KiB, and for
+ *                          MPI_Iallgatherv blocks in rank order (displs
+ *                          the prefix sums, as the library's); SMPI's own
+ *                          otherwise.
  *   MPI_Win_sync           a memory barrier (SMPI: not implemented; its
  *                          windows are plain memory, one copy).
  *   MPI_Mprobe/_Improbe    MPI_Probe/_Iprobe; the MPI_Message (a void * in
@@ -120,6 +130,16 @@ ISO_SMPI_API int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                                      MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                                      MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Ireduce_scatter_block(const void *sendbuf, void *recvbuf,
+                                                int recvcount, MPI_Datatype type, MPI_Op op,
+                                                MPI_Comm comm, MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, MPI_Request *request);
+ISO_SMPI_API int iso_smpi_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                      void *recvbuf, const int recvcounts[], const int displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm,
+                                      MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Win_sync(MPI_Win win);
 ISO_SMPI_API int iso_smpi_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message,
                                  MPI_Status *status);
@@ -254,6 +274,12 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Ibarrier iso_smpi_Ibarrier
 #undef MPI_Iallreduce
 #define MPI_Iallreduce iso_smpi_Iallreduce
+#undef MPI_Ireduce_scatter_block
+#define MPI_Ireduce_scatter_block iso_smpi_Ireduce_scatter_block
+#undef MPI_Iallgather
+#define MPI_Iallgather iso_smpi_Iallgather
+#undef MPI_Iallgatherv
+#define MPI_Iallgatherv iso_smpi_Iallgatherv
 #undef MPI_Win_sync
 #define MPI_Win_sync iso_smpi_Win_sync
 #define MPI_Mprobe iso_smpi_Mprobe
