@@ -432,7 +432,7 @@ def sdde_table(rows, lines):
             if std and loc:
                 ups.append(up)
             a = c.get("auto")
-            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %.2f |" % (
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %.2f | %.2f |" % (
                 where[0], where[1], next(iter(c.values()))[1].get("nodes", "?"), where[2],
                 matrix, " | ".join("%.1f" % c[x][0] if x in c else "-" for x in algs),
                 a[1].get("picked", "?") if a else "-", a[0] / best if a else float("nan"), up))
