@@ -236,7 +236,7 @@ bench:
 # MPI says (BENCH_ARGS: e.g. --platforms bgq --ks 64,256 --parts iso).
 bench-scale:
 	@$(MAKE) --no-print-directory MPI=smpi deps
-	@$(MAKE) --no-print-directory MPI=smpi build/smpi/bench/isobench build/smpi/bench/spmv
+	@$(MAKE) --no-print-directory MPI=smpi build/smpi/bench/isobench build/smpi/bench/spmv build/smpi/bench/sdde
 	python3 bench/run --series scale --build build/smpi $(BENCH_ARGS)
 
 install: lib

@@ -19,6 +19,14 @@ Parts (--parts, default iso,spmv):
          (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto, on
          --matrices (rows and METIS partitions); geometric means as in
          SC'19 table 2 beside the paper's ratios
+  sdde   bench/sdde, the sparse dynamic data exchange (Iso_alltoallv_crs:
+         the column indices; Iso_alltoall_crs: one int) of the rows
+         partitioned contiguously: personalized, nbx, rma (constant size
+         only), locality-personalized, locality-nbx, auto, on the
+         --matrices; nodes from MPI_COMM_TYPE_SHARED (SMPI: the simulated
+         hosts, checked: bench/sdde prints their count); the speedup of the
+         best locality-aware algorithm over the best standard one per
+         matrix, beside Geyko et al.'s (quartz, 32 ranks per node)
 Every program checks its data against its oracle before timing (isobench:
 plain Isend/Irecv; spmv: the serial product).  Simulated time has no noise:
 1 launch and 2 repetitions of 1 call each (isobench --iters 1, spmv
@@ -70,6 +78,11 @@ SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:
 # table 2 (BG/Q, up to 50/55/61/72% at K = 64/128/256/512), figure 9 (XC40,
 # 85% at 512; BG/Q 69% there with STFW4), table 3 (XC40 at 4096: 1419 us ->
 # 199 us with STFW7).
+# Geyko et al. (figures 9-10, Quartz, 64 nodes x 32): best locality-aware
+# over best standard SDDE, average and maximum over their matrices.
+PAPER_SDDE = {"constant": (18, 128), "variable": (14, 54)}
+SDDE_STANDARD = ["personalized", "nbx", "rma"]
+SDDE_LOCALITY = ["locality-personalized", "locality-nbx"]
 PAPER_RATIO = {("bgq", 64): 1 / 0.50, ("bgq", 128): 1 / 0.45, ("bgq", 256): 1 / 0.39,
                ("bgq", 512): 1 / 0.28, ("xc40", 512): 1 / 0.15, ("xc40", 4096): 1419 / 199}
 
@@ -99,7 +112,38 @@ def items(args):
                                 "bench/spmv", "--matrix %s --partition %s --variants "
                                 "direct,vpt,sharing,auto --iters 1 --reps %d" % (paths, part, args.reps),
                                 platform, k))
+            if "sdde" in parts:  # one launch: every matrix, both forms
+                paths = ",".join(os.path.join(args.matrix_dir, name + ".mtx.gz")
+                                 for name in args.matrices.split(","))
+                out.append(("sdde", "%d matrices" % len(args.matrices.split(",")), "bench/sdde",
+                            "--matrix %s --variants %s --iters 1 --reps %d"
+                            % (paths, ",".join(SDDE_STANDARD + SDDE_LOCALITY + ["auto"]),
+                               args.reps), platform, k))
     return out
+
+
+def sdde_rows(text):
+    """bench/sdde's tables as @row-like dicts: one per matrix, form and
+    variant (time_us = the median; msgs, inter = the busiest process's
+    messages of one call, all and inter-node; nodes = its node count)."""
+    rows, matrix, form, nodes = [], None, None, "?"
+    for line in text.splitlines():
+        if line.startswith("# sdde:") and " node" in line:  # "..., N nodes (shared memory)"
+            nodes = line.split(",")[1].split()[0]
+        elif line.startswith("### "):  # "### NAME.mtx.gz, Iso_alltoallv_crs (...), K ranks"
+            matrix = line[4:].split(",")[0].split(".mtx")[0]
+            form = "variable" if "Iso_alltoallv_crs" in line else "constant"
+        elif line.startswith("| ") and matrix and not line.startswith(("| variant", "|---")):
+            c = [x.strip() for x in line.strip("|").split("|")]
+            rows.append({"exp": "sdde", "matrix": matrix, "form": form, "competitor": c[0],
+                         "time_us": c[1], "rep": "0", "msgs": c[5], "inter": c[6],
+                         "nodes": nodes})
+        elif line.startswith("auto picked ") and matrix:
+            picked = line.split()[2]
+            for r in rows:
+                if r["matrix"] == matrix and r["form"] == form and r["competitor"] == "auto":
+                    r["picked"] = picked
+    return rows
 
 
 def spmv_rows(text):
@@ -196,7 +240,8 @@ def run(args, R):
             rc = "timeout after %d s" % args.timeout
         c1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         wall, cpu = time.time() - t0, (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
-        got = R.parse_output(out)[0] if exp == "exchange" else spmv_rows(out)
+        got = (R.parse_output(out)[0] if exp == "exchange" else
+               spmv_rows(out) if exp == "spmv" else sdde_rows(out))
         costs.append((exp, label, platform, k, wall, cpu, rc))
         print("        simulator: %.1f s wall, %.1f s CPU" % (wall, cpu), flush=True)
         if rc != 0 or not got:
@@ -245,7 +290,7 @@ def medians(rows):
 
 
 R_SKIP = {"rep", "time_us", "iters", "picked", "wrong", "launch", "loadavg", "sim_wall_s",
-          "sim_cpu_s", "exch_us", "spmv_us", "buffer_kb"}
+          "sim_cpu_s", "exch_us", "spmv_us", "buffer_kb", "msgs", "inter", "nodes"}
 
 
 def iso_table(rows, lines):
@@ -361,6 +406,57 @@ def spmv_table(rows, lines):
     return per, targets
 
 
+def sdde_table(rows, lines):
+    """Per platform, K and form: every algorithm per matrix, the speedup of
+    the best locality-aware over the best standard one, its average
+    (arithmetic, as Geyko et al.'s) and maximum beside theirs."""
+    per = {}
+    for (key, (med, r)) in medians([r for r in rows if r["exp"] == "sdde"]).items():
+        where = (r["platform"], int(r["nprocs"]), r["form"])
+        per.setdefault(where, {}).setdefault(r["matrix"], {})[r["competitor"]] = (med, r)
+    if not per:
+        return per, []
+    algs = SDDE_STANDARD + SDDE_LOCALITY + ["auto"]
+    lines.append("\n### SDDE (Iso_alltoall_crs constant, Iso_alltoallv_crs variable), SIMULATED "
+                 "time per call (us), max over ranks; speedup = best standard / best "
+                 "locality-aware\n")
+    lines.append("| platform | K | nodes | form | matrix | " + " | ".join(algs) +
+                 " | auto picked | auto / best | speedup |")
+    lines.append("|---|--:|--:|---|---|" + "--:|" * len(algs) + "---|--:|--:|")
+    targets, summary = [], []
+    for where in sorted(per):
+        ups = []
+        for matrix in sorted(per[where]):
+            c = per[where][matrix]
+            std = [c[a][0] for a in SDDE_STANDARD if a in c]
+            loc = [c[a][0] for a in SDDE_LOCALITY if a in c]
+            best = min(c[a][0] for a in c if a != "auto")
+            up = min(std) / min(loc) if std and loc else float("nan")
+            if std and loc:
+                ups.append(up)
+            a = c.get("auto")
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %.2f | %.2f |" % (
+                where[0], where[1], next(iter(c.values()))[1].get("nodes", "?"), where[2],
+                matrix, " | ".join("%.1f" % c[x][0] if x in c else "-" for x in algs),
+                a[1].get("picked", "?") if a else "-", a[0] / best if a else float("nan"), up))
+            if a:
+                targets.append(("sdde: auto within 10% of the best", where + (matrix,),
+                                a[0] / best, a[0] / best <= 1.10))
+        if ups:
+            summary.append((where, len(ups), sum(ups) / len(ups), max(ups)))
+    lines.append("\n| platform | K | form | matrices | best locality / best standard: average | "
+                 "maximum | Geyko et al. (64 nodes x 32, measured): average | maximum |")
+    lines.append("|---|--:|---|--:|--:|--:|--:|--:|")
+    for where, n, avg, mx in summary:
+        paper = PAPER_SDDE[where[2]]
+        lines.append("| %s | %d | %s | %d | %.2f | %.2f | %d | %d |" % (
+            where[0], where[1], where[2], n, avg, mx, paper[0], paper[1]))
+        if where[1] >= 2048:
+            targets.append(("sdde: best locality over best standard >= paper's average",
+                            where, avg, avg >= paper[0]))
+    return per, targets
+
+
 def report(rows, costs, base, R, plots=True):
     lines = ["# scale series: SIMULATED (SimGrid SMPI on bench/platforms), %s" %
              time.strftime("%Y-%m-%d %H:%M")]
@@ -371,8 +467,9 @@ def report(rows, costs, base, R, plots=True):
         lines.append("| %s | %s | %s | %d | %.1f | %.1f | %s |" % c)
     iso, t1 = iso_table(rows, lines)
     spmv, t2 = spmv_table(rows, lines)
+    sdde, t3 = sdde_table(rows, lines)
     lines.append("\n### targets (simulated)\n")
-    for name, where, value, met in t1 + t2:
+    for name, where, value, met in t1 + t2 + t3:
         lines.append("- %s: %s: %.2f %s" % (name, " ".join(str(w) for w in where), value,
                                             "met" if met else "MISSED"))
     text = "\n".join(lines) + "\n"
@@ -383,6 +480,7 @@ def report(rows, costs, base, R, plots=True):
     if plots:
         plot_iso(iso, base, R)
         plot_spmv(spmv, base, R)
+        plot_sdde(sdde, base, R)
 
 
 # ---- plots: time against K, log-log, one line per algorithm ------------------
@@ -444,4 +542,27 @@ def plot_spmv(per, base, R):
                   % (platform, part),
                   "plot " + ", ".join("'%s.dat' using 1:%d with linespoints title '%s'"
                                       % (name, i + 2, c) for i, c in enumerate(comps))]
+        R.gnuplot("\n".join(script) + "\n", name + ".png")
+
+
+def plot_sdde(per, base, R):
+    """Per platform and form: time against K, geometric mean over the
+    matrices, one line per algorithm."""
+    by = {}
+    algs = SDDE_STANDARD + SDDE_LOCALITY + ["auto"]
+    for (platform, k, form), mats in per.items():
+        by.setdefault((platform, form), {})[k] = {
+            a: geomean([m[a][0] for m in mats.values() if a in m]) for a in algs}
+    for (platform, form), ks in sorted(by.items()):
+        name = "%s-sdde-%s-%s" % (base, platform, form)
+        with open(name + ".dat", "w") as f:
+            for k in sorted(ks):
+                f.write("%d %s\n" % (k, " ".join("%.4f" % ks[k][a] for a in algs)))
+        script = ["set terminal pngcairo size 760,420 font ',9'", "set output '%s.png'" % name,
+                  "set logscale xy", "set key top left", "set xlabel 'processes K'",
+                  "set ylabel 'us per call (geometric mean over the matrices)'",
+                  "set xtics (%s)" % ",".join(str(k) for k in sorted(ks)),
+                  "set title 'SDDE, %s size, %s: SIMULATED time per call'" % (form, platform),
+                  "plot " + ", ".join("'%s.dat' using 1:%d with linespoints title '%s'"
+                                      % (name, i + 2, a) for i, a in enumerate(algs))]
         R.gnuplot("\n".join(script) + "\n", name + ".png")
