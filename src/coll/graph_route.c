@@ -46,8 +46,8 @@ static int choose_n(int p, long long mmax, long long mean_bytes, int persistent,
 }
 
 /* Message sharing in the same model, from its plan's counted bottleneck
- * (iso__sharing_figures: the most messages and the most blocks one process
- * sends): two phases; no header rounds (the sizes come with the gathered
+ * (iso__sharing_figures: the busiest process's (sends + receives) / 2 and the
+ * most blocks one process sends): two phases; no header rounds (the sizes come with the gathered
  * pattern, and blocking calls reuse the cached plan). */
 static double sharing_cost(const iso_graph *g, long long mean_bytes, int persistent)
 {

@@ -231,8 +231,9 @@ int iso__sharing_route_plan(iso_priv *priv, int rank, int size, int nsend, const
 /* What auto weighs message sharing by (collective over priv->comm: an
  * allgather of the pattern, the planner on every process): the pattern of
  * this process's blocks to dests (the graph rule; blocks to itself left
- * out) gives, the same on every process, *mmax: the messages of the most
- * loaded process (the planner's phase2_mmax) and *blocks: the most blocks
+ * out) gives, the same on every process, *mmax: the messages of the busiest
+ * process, (sends + receives) / 2 over both stages (the planner balances
+ * sends only; forwarding adds receives) and *blocks: the most blocks
  * one process sends (its own once, plus those it forwards).  The figures
  * depend on the destinations alone, not on sizes. */
 int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const int *dests,

@@ -530,6 +530,34 @@ fn_exit:
 
 /* ---- what auto needs ------------------------------------------------------------ */
 
+static int cmp_ll(const void *x, const void *y)
+{
+    long long a = *(const long long *)x, b = *(const long long *)y;
+    return (a > b) - (a < b);
+}
+
+/* recv[q] += the messages process q receives under the plan: one stage-0
+ * message from each source whose messages it forwards, one stage-1 message
+ * from each distinct sender to it.  Each message is a key (receiver,
+ * sending process, stage), sorted and counted once. */
+static int count_receives(const pattern_t *P, const int *sender, long long *recv)
+{
+    long long n = 0, *keys = malloc(sizeof *keys * 2 * ((size_t)P->E + 1));
+    if (keys == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    for (long long e = 0; e < P->E; e++) {
+        if (sender[e] != P->src[e])
+            keys[n++] = (((long long)sender[e] * P->K + P->src[e]) << 1);
+        keys[n++] = (((long long)P->targets[e] * P->K + sender[e]) << 1) | 1;
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp_ll);
+    for (long long i = 0; i < n; i++)
+        if (i == 0 || keys[i] != keys[i - 1])
+            recv[(keys[i] >> 1) / P->K]++;
+    free(keys);
+    return MPI_SUCCESS;
+}
+
 int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const int *dests,
                          long long *mmax, long long *blocks)
 {
@@ -552,7 +580,7 @@ int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const in
     {
         pattern_t *P = &pl.P;
         iso_pattern pat = {P->K, P->start, P->targets, NULL};
-        long long *sent = calloc((size_t)P->K, sizeof *sent);
+        long long *sent = calloc((size_t)P->K * 2, sizeof *sent), *recv = sent + P->K;
         if (sent == NULL) {
             err = iso__error(ISO_ERR_NOMEM);
             goto fn_exit;
@@ -572,7 +600,16 @@ int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const in
         }
         for (int q = 0; q < P->K; q++)
             *blocks = sent[q] > *blocks ? sent[q] : *blocks;
-        *mmax = sh.phase2_mmax;
+        /* messages: the planner balances what processes send (sh.load),
+         * but a process also pays for what it receives, and forwarding
+         * adds receives (stage 0) that direct does not have: the busiest
+         * process by (sends + receives) / 2, which for direct on a
+         * symmetric pattern is its degree, as direct's cost counts it */
+        if ((err = count_receives(P, sh.sender, recv)) == MPI_SUCCESS)
+            for (int q = 0; q < P->K; q++) {
+                long long m = (sh.load[q] + recv[q] + 1) / 2;
+                *mmax = m > *mmax ? m : *mmax;
+            }
         free(sent);
     }
 fn_exit:
