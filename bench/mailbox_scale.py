@@ -105,7 +105,8 @@ def report(rows, args, out):
     k = len(routings)
     script = "\n".join([
         "set terminal pngcairo size 1000,420 font ',9'", "set output '%s.png'" % out,
-        "set logscale xy", "set multiplot layout 1,2 title 'Degree counting, weak scaling, "
+        "set logscale xy", "set xrange [%g:%g]" % (nodes[0] / 1.4, nodes[-1] * 1.4),
+        "set multiplot layout 1,2 title 'Degree counting, weak scaling, "
         "%s edges/process, 32 processes/node: SIMULATED (SimGrid SMPI, quartz.xml)'"
         % args.edges, "set xlabel 'nodes'", "set xtics (%s)" % ",".join(map(str, nodes)),
         "set key top left", "set ylabel 'simulated seconds'", "set title 'time (lower is better)'",
