@@ -19,7 +19,17 @@
  * Checks: the degrees sum to 2EP; sum of degree(x)*(x+1) equals the sum
  * over edges of (u+1)+(v+1); and, up to 2^24 edges in all, rank 0
  * regenerates every edge, counts serially and compares every vertex.
- * Prints "check ok" or "check FAILED" and exits non-zero on failure. */
+ * Prints "check ok" or "check FAILED" and exits non-zero on failure.
+ *
+ * Counts (the mailbox's own, mailbox/mailbox.h): the nodes it sees
+ * (MPI_COMM_TYPE_SHARED or ISO_NODE_MAP), the routing in effect, and per
+ * process the MPI messages (buffers) posted, of them to another node, and
+ * the records forwarded for others; with them one line
+ *   @row exp=mailbox_degree graph=.. scale=.. edges_per_rank=.. np=.. nodes=..
+ *        competitor=ROUTING capacity=.. time_us=.. msgs_per_s=..
+ *        mpi_msgs_per_proc=.. remote_msgs_per_proc=.. remote_kb_per_proc=..
+ *        forwarded_per_proc=.. check=ok|FAILED
+ * (bench/mailbox_scale.py reads it). */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,6 +37,7 @@
 #include <string.h>
 
 #include "isocoll.h"
+#include "mailbox/mailbox.h" /* the mailbox's traffic counters and routing */
 #include "rmat.h"
 
 typedef struct {
@@ -51,6 +62,9 @@ int main(int argc, char **argv)
     uint64_t E, seed, n, nlocal, *edges, sums[2] = {0, 0}, gsums[2], esum = 0, gesum;
     size_t capacity = (size_t)16 << 20;
     double t0, t1, tg, dt, tmax;
+    long long counts[4], totals[4]; /* MPI messages, remote ones, remote bytes, forwarded */
+    int nodes;
+    const char *routing;
     counter c;
     Iso_mailbox mb;
     MPI_Init(&argc, &argv);
@@ -89,7 +103,14 @@ int main(int argc, char **argv)
         Iso_mailbox_send(mb, (int)(edges[i] % (uint64_t)P), &edges[i], sizeof edges[i]);
     Iso_mailbox_wait_empty(mb);
     t1 = MPI_Wtime();
+    counts[0] = mb->stats.msgs;
+    counts[1] = mb->stats.remote_msgs;
+    counts[2] = mb->stats.remote_bytes;
+    counts[3] = mb->stats.forwarded;
+    nodes = mb->routes.loc->nnodes;
+    routing = iso__mb_routing_names[mb->routes.routing];
     Iso_mailbox_free(&mb);
+    MPI_Allreduce(counts, totals, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     dt = t1 - t0;
     MPI_Allreduce(&dt, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
@@ -130,7 +151,17 @@ int main(int argc, char **argv)
                route ? route : "auto", capacity);
         printf("time_s=%.4f gen_s=%.4f msgs_per_s=%.4g\n", tmax, tg,
                tmax > 0 ? 2.0 * (double)E * P / tmax : 0.0);
+        printf("nodes=%d routing=%s mpi_msgs_per_proc=%.1f remote_msgs_per_proc=%.1f "
+               "forwarded_per_proc=%.1f\n", nodes, routing, (double)totals[0] / P,
+               (double)totals[1] / P, (double)totals[3] / P);
         printf("check %s\n", ok ? "ok" : "FAILED");
+        printf("@row exp=mailbox_degree graph=%s scale=%d edges_per_rank=%llu np=%d nodes=%d "
+               "competitor=%s capacity=%zu time_us=%.4f msgs_per_s=%.6g mpi_msgs_per_proc=%.1f "
+               "remote_msgs_per_proc=%.1f remote_kb_per_proc=%.2f forwarded_per_proc=%.1f "
+               "check=%s\n", argv[1], scale, (unsigned long long)E, P, nodes, routing, capacity,
+               tmax * 1e6, tmax > 0 ? 2.0 * (double)E * P / tmax : 0.0, (double)totals[0] / P,
+               (double)totals[1] / P, (double)totals[2] / 1024.0 / P, (double)totals[3] / P,
+               ok ? "ok" : "FAILED");
     }
     free(edges);
     free(c.degree);

@@ -486,6 +486,55 @@ static void barriers_progress(const MPI_Request *request, int block)
     relays_drain(0);
 }
 
+/* MPI_Testany, MPI_Waitany: rank 0 relays from these too (the mailbox
+ * waits for its termination waves, MPI_Iallreduce, in MPI_Waitany beside
+ * its receives and sends; without this every process waited for ever).
+ * While rank 0 has relays pending, its MPI_Waitany waits for any of the
+ * caller's requests or any arrival of a pending relay, and releases what
+ * is complete.  Polling would not do: SMPI's MPI_Testany and MPI_Testall
+ * let no simulated time pass, and the simulation spun at one instant. */
+int iso_smpi_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                     MPI_Status *status)
+{
+    barriers_progress(NULL, 0);
+    return PMPI_Testany(count, requests, index, flag, status);
+}
+
+int iso_smpi_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int active = 0;
+    barriers_progress(NULL, 0);
+    for (int i = 0; i < count; i++)
+        active |= requests[i] != MPI_REQUEST_NULL;
+    while (pending != NULL && active) {
+        MPI_Request *all;
+        MPI_Status st;
+        int n = count, i = MPI_UNDEFINED, err;
+        for (pending_relay *b = pending; b != NULL; b = b->next)
+            n += b->n;
+        if ((all = malloc(sizeof *all * (size_t)n)) == NULL)
+            return MPI_ERR_NO_MEM;
+        memcpy(all, requests, sizeof *all * (size_t)count);
+        n = count;
+        for (pending_relay *b = pending; b != NULL; n += b->n, b = b->next)
+            memcpy(all + n, b->arrivals, sizeof *all * (size_t)b->n);
+        err = PMPI_Waitany(n, all, &i, &st);
+        memcpy(requests, all, sizeof *all * (size_t)count);
+        n = count;
+        for (pending_relay *b = pending; b != NULL; n += b->n, b = b->next)
+            memcpy(b->arrivals, all + n, sizeof *all * (size_t)b->n);
+        free(all);
+        barriers_progress(NULL, 0);
+        if (err != MPI_SUCCESS || i < count) { /* one of the caller's */
+            *index = i;
+            if (status != MPI_STATUS_IGNORE)
+                *status = st;
+            return err;
+        }
+    }
+    return PMPI_Waitany(count, requests, index, status);
+}
+
 /* Starts the relay of one collective of kind on comm, type elements:
  *   barrier           nothing (sendbuf, recvbuf unused);
  *   allreduce         count from sendbuf, the result into recvbuf;

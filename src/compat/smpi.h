@@ -33,7 +33,8 @@
  *                          MPI_Iallreduce sends p(p - 1) messages, which
  *                          made iso_verify's agreement the whole cost of a
  *                          test at 256 ranks.  Rank 0 relays from the
- *                          completion calls (wrapped for that).  Tags
+ *                          completion calls (wrapped for that: MPI_Test,
+ *                          _Wait, _Testall, _Waitall, _Testany, _Waitany).  Tags
  *                          INT_MAX and INT_MAX - 1 on the communicator.
  *   MPI_Iallgather(v), MPI_Ireduce_scatter_block   the same relay (rank 0
  *                          gathers, or reduces and sends each its block):
@@ -126,6 +127,10 @@ ISO_SMPI_API int iso_smpi_Wait(MPI_Request *request, MPI_Status *status);
 ISO_SMPI_API int iso_smpi_Testall(int count, MPI_Request requests[], int *flag,
                                   MPI_Status statuses[]);
 ISO_SMPI_API int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+ISO_SMPI_API int iso_smpi_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                                  MPI_Status *status);
+ISO_SMPI_API int iso_smpi_Waitany(int count, MPI_Request requests[], int *index,
+                                  MPI_Status *status);
 ISO_SMPI_API int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request);
 ISO_SMPI_API int iso_smpi_Iallreduce(const void *sendbuf, void *recvbuf, int count,
                                      MPI_Datatype type, MPI_Op op, MPI_Comm comm,
@@ -270,6 +275,10 @@ ISO_SMPI_API int iso_smpi_Type_get_envelope(MPI_Datatype type, int *ni, int *na,
 #define MPI_Testall iso_smpi_Testall
 #undef MPI_Waitall
 #define MPI_Waitall iso_smpi_Waitall
+#undef MPI_Testany
+#define MPI_Testany iso_smpi_Testany
+#undef MPI_Waitany
+#define MPI_Waitany iso_smpi_Waitany
 #undef MPI_Ibarrier
 #define MPI_Ibarrier iso_smpi_Ibarrier
 #undef MPI_Iallreduce

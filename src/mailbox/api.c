@@ -137,6 +137,8 @@ static void mailbox_release(struct iso_mailbox_s *m)
     iso__mb_buffers_free(m);
     for (int i = 0; i < ISO_MB_NRECV; i++)
         free(m->recv_buf[i]);
+    if (m->waves != MPI_COMM_NULL && m->waves != m->comm)
+        MPI_Comm_free(&m->waves);
     if (m->comm != MPI_COMM_NULL)
         MPI_Comm_free(&m->comm);
     free(m);
@@ -179,7 +181,7 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
     long long shape = 0;
     if (m == NULL)
         return iso__error(ISO_ERR_NOMEM); /* not collective: nothing can be shared */
-    m->comm = MPI_COMM_NULL;
+    m->comm = m->waves = MPI_COMM_NULL;
     m->wave = MPI_REQUEST_NULL;
     for (int i = 0; i < ISO_MB_NRECV; i++)
         m->recv_req[i] = MPI_REQUEST_NULL;
@@ -193,6 +195,19 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
         mailbox_release(m);
         return err;
     }
+    m->waves = m->comm;
+#ifdef ISO_SMPI_COMPAT
+    /* SMPI: src/compat's MPI_Iallreduce is point-to-point messages on its
+     * communicator (tags INT_MAX and INT_MAX - 1), which the buffers'
+     * MPI_ANY_TAG receives on comm would take: every process then waited
+     * for ever in the first wave.  An MPI's own nonblocking collectives
+     * never match point-to-point receives: one communicator serves there. */
+    if ((err = MPI_Comm_dup(comm, &m->waves)) != MPI_SUCCESS ||
+        (err = MPI_Comm_set_errhandler(m->waves, MPI_ERRORS_RETURN)) != MPI_SUCCESS) {
+        mailbox_release(m);
+        return err;
+    }
+#endif
     err = setup_local(m, capacity, recv, mb, info, &o);
     if (!err && (o.routing == ISO_MB_VPT || o.routing == ISO_MB_AUTO))
         err = iso__vpt_shape(&o.vpt, m->p, &n, dims);

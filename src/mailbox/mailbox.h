@@ -97,6 +97,8 @@ typedef struct {
 struct iso_mailbox_s {
     MPI_Comm user;        /* the user's communicator: errors are raised there */
     MPI_Comm comm;        /* private duplicate for the mailbox's traffic */
+    MPI_Comm waves;       /* the termination waves' communicator: comm, or in the
+                             SMPI build a second duplicate (api.c, create) */
     int me, p;
     size_t capacity, bufmax; /* bufmax: capacity + one record, the largest buffer */
     Iso_mailbox_recv_fn recv;

@@ -50,7 +50,7 @@ int iso__mb_quiesce(struct iso_mailbox_s *mb)
             return err;
         mb->wave_in[0] = mb->sent;
         mb->wave_in[1] = mb->received;
-        if ((err = MPI_Iallreduce(mb->wave_in, mb->wave_out, 2, MPI_LONG_LONG, MPI_SUM, mb->comm,
+        if ((err = MPI_Iallreduce(mb->wave_in, mb->wave_out, 2, MPI_LONG_LONG, MPI_SUM, mb->waves,
                                   &mb->wave)) != MPI_SUCCESS)
             return err;
         mb->wave_done = 0;
