@@ -373,6 +373,52 @@ typedef struct pending_relay {
  * simulator its quadratic bookkeeping of detached sends, DESIGN.md). */
 static pending_relay *pending, *draining;
 
+/* Sends nobody waits for: the arrivals, and rank 0's release to itself.
+ * MPI lets them be freed active (MPI_Request_free), but SMPI 3.32 then
+ * deletes the request its mailbox still matches by unless the send is
+ * detached (below smpi/send-is-detached-thresh): with the threshold at 0,
+ * t_alltoall deadlocked at 3 ranks (the arrivals never matched) and
+ * bench/mailbox_degree crashed at 128.  So they are kept here until
+ * complete: tested when the array is full, waited for at MPI_Finalize. */
+static MPI_Request *loose;
+static int nloose, loose_cap;
+
+/* Drops the complete ones (block: waits for them all first). */
+static void loose_drain(int block)
+{
+    int all = 0, n = 0;
+    if (nloose == 0)
+        return;
+    if (block)
+        PMPI_Waitall(nloose, loose, MPI_STATUSES_IGNORE);
+    else
+        PMPI_Testall(nloose, loose, &all, MPI_STATUSES_IGNORE);
+    /* SMPI's MPI_Testall frees those complete even when not all are
+     * (see iso_smpi_Testall); any other MPI would leave them for later */
+    for (int i = 0; i < nloose; i++)
+        if (loose[i] != MPI_REQUEST_NULL)
+            loose[n++] = loose[i];
+    nloose = n;
+}
+
+/* Keeps the send *r until it is complete (*r becomes MPI_REQUEST_NULL). */
+static int loose_keep(MPI_Request *r)
+{
+    if (nloose == loose_cap)
+        loose_drain(0);
+    if (nloose == 0 ? loose_cap == 0 : nloose > loose_cap / 2) { /* mostly still active: grow */
+        int cap = loose_cap ? 2 * loose_cap : 16;
+        MPI_Request *more = realloc(loose, sizeof *more * (size_t)cap);
+        if (more == NULL)
+            return MPI_ERR_NO_MEM;
+        loose = more;
+        loose_cap = cap;
+    }
+    loose[nloose++] = *r;
+    *r = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
 /* All arrivals are in: the result (v_0 op (v_1 op ... v_p-1)), then the
  * releases, rank 0's own last. */
 static int relay_release(pending_relay *b)
@@ -405,7 +451,7 @@ static int relay_release(pending_relay *b)
         MPI_Request r;
         if (i == p) {
             if ((err = PMPI_Isend(NULL, 0, MPI_BYTE, 0, RELEASE_TAG, b->comm, &r)) == MPI_SUCCESS)
-                err = PMPI_Request_free(&r);
+                err = loose_keep(&r);
         } else if (b->kind == RELAY_REDUCE_SCATTER) {
             err = PMPI_Isend(b->out + (size_t)i * (size_t)size * (size_t)b->block, b->block,
                              b->type, i, RELEASE_TAG, b->comm, &b->sends[i - 1]);
@@ -562,7 +608,7 @@ static int relay_start(relay_kind kind, const void *sendbuf, void *recvbuf, int 
                               RELEASE_TAG, comm, request)) != MPI_SUCCESS ||
             (err = PMPI_Isend(sendbuf, mine, t, 0, ARRIVE_TAG, comm, &r)) != MPI_SUCCESS)
             return err;
-        return PMPI_Request_free(&r);
+        return loose_keep(&r);
     }
     if ((b = calloc(1, sizeof *b)) == NULL ||
         (b->arrivals = malloc(sizeof(MPI_Request) * (size_t)p)) == NULL ||
@@ -1413,6 +1459,8 @@ int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
 int iso_smpi_Finalize(void)
 {
     relays_drain(1);
+    loose_drain(1);
+    free(loose);
     while (nself_keyvals > 0) {
         int keyval = self_keyvals[--nself_keyvals], flag = 0;
         void *value;
