@@ -154,7 +154,6 @@ static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm 
 {
     int d = 0, err;
     options_t o = {ISO_ALG_AUTO, ISO_MODE_AUTO, 0, 0, ISO_TUNE_TRIALS};
-    iso_state *st;
 
     if ((err = iso__cart_check(cart)) != MPI_SUCCESS ||
         (err = MPI_Cartdim_get(cart, &d)) != MPI_SUCCESS)
@@ -169,10 +168,9 @@ static int create(MPI_Comm cart, int s, const int *rel, MPI_Info info, MPI_Comm 
         return err;
     if (err != MPI_SUCCESS)
         return err;
-    if ((err = iso__nbh_attach(cart, s, rel, o.algorithm, o.mode, o.verbose)) != MPI_SUCCESS ||
-        (err = iso__state_get(cart, 0, &st)) != MPI_SUCCESS)
+    if ((err = iso__nbh_attach(cart, s, rel, o.algorithm, o.mode, o.verbose, o.tune)) !=
+        MPI_SUCCESS)
         return err;
-    st->nbh->tune = o.tune;
     *isocomm = cart;
     return MPI_SUCCESS;
 }

@@ -191,7 +191,7 @@ int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state)
 }
 
 int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode,
-                    int verbose)
+                    int verbose, int tune)
 {
     iso_state *st = NULL;
     iso_nbh *nb = NULL;
@@ -200,14 +200,18 @@ int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg
         (err = MPI_Comm_get_attr(cart, kv, &st, &flag)) != MPI_SUCCESS)
         return err;
     /* The same neighborhood again (an application that creates it before
-     * every phase): nothing to do, and its caches stay valid. */
+     * every phase): its caches and tuned winners stay valid; only iso_tune's
+     * trial count follows the new creation. */
     if (flag && st->priv != NULL && st->nbh != NULL && st->nbh->s == s &&
         st->nbh->algorithm == algorithm && st->nbh->mode == mode && st->nbh->verbose == verbose &&
-        (s == 0 || !memcmp(st->nbh->offsets, rel, sizeof(int) * (size_t)s * (size_t)st->nbh->d)))
+        (s == 0 || !memcmp(st->nbh->offsets, rel, sizeof(int) * (size_t)s * (size_t)st->nbh->d))) {
+        st->nbh->tune = tune;
         return MPI_SUCCESS;
+    }
     if ((err = nbh_build(cart, s, rel, algorithm, mode, &nb)) != MPI_SUCCESS)
         return err;
     nb->verbose = verbose;
+    nb->tune = tune;
     if (!flag) {
         if ((st = calloc(1, sizeof *st)) == NULL) {
             err = iso__error(ISO_ERR_NOMEM);

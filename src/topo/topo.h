@@ -93,10 +93,11 @@ typedef struct {
  * iso__priv_ready tells when it is usable. */
 int iso__state_get(MPI_Comm comm, int need_priv, iso_state **state);
 /* Translates offsets rel (s*d, checked by the caller) into a neighborhood
- * of cart with the given defaults and attaches it, replacing any earlier
- * one (collective: the first attachment makes the private communicator). */
+ * of cart with the given defaults (tune: iso_tune's trial calls per
+ * candidate, 0 off) and attaches it, replacing any earlier one
+ * (collective: the first attachment makes the private communicator). */
 int iso__nbh_attach(MPI_Comm cart, int s, const int *rel, int algorithm, iso_msg_mode mode,
-                    int verbose);
+                    int verbose, int tune);
 
 /* ---- locality: regions of a communicator (locality.c) ---------------------- */
 /* The level of the regions (iso_locality, ISO_LOCALITY; auto is node). */
