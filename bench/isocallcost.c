@@ -1,6 +1,6 @@
 /* isocallcost: a driver for counting what one isomorphic collective call
  * costs the library (instructions under callgrind, MPI calls), for the
- * per-call overheads of issue 23.  It makes one neighborhood (Moore norm,
+ * isomorphic collectives' per-call overheads.  It makes one neighborhood (Moore norm,
  * dimension --dim, radius --radius, periodic) and runs --iters calls of one
  * form of Iso_neighbor_alltoall after --warmup untimed ones: persistent
  * (Iso_start + Iso_wait on one request), blocking (through the call

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Degree counting weak scaling of the mailbox, SIMULATED (issue 22, "Scale";
-Priest et al., figure 6): bench/mailbox_degree under SimGrid's SMPI on the
+"""Degree counting weak scaling of the mailbox, SIMULATED
+(Priest et al., figure 6): bench/mailbox_degree under SimGrid's SMPI on the
 Quartz-like fat tree (bench/platforms/quartz.xml), 32 processes per node,
 one smpirun per (nodes, routing), largest last.
 

@@ -1,7 +1,7 @@
 /* compat/smpi: stand-ins for the MPI calls that SimGrid's SMPI (3.32) does
  * not implement (it aborts with "Not yet implemented: PMPI_..."), so that
  * the library, its tests, examples and benchmarks run unchanged in the
- * simulator (issue 20).
+ * simulator (DESIGN.md, "SimGrid's SMPI").
  *
  * Only the SMPI build sees this: the Makefile forces this header into every
  * compilation of MPI=smpi (-include src/compat/smpi.h, after smpicc's own
