@@ -1,8 +1,8 @@
 #!/bin/sh
 # Instructions per call of the isomorphic collectives: bench/isocallcost
-# under callgrind, collecting only its measured loop, for each case and form; prints one line per run (Ir per call and
-# MPI calls per call) and leaves callgrind.out.<tag> files in OUT for
-# callgrind_annotate.
+# under callgrind, collecting only its measured loop, for each case and
+# form; prints one line per run (Ir per call and MPI calls per call) and
+# leaves callgrind.out.<tag> files in OUT for callgrind_annotate.
 #   BUILD=build OUT=/tmp/cc NP=1 ITERS=500 sh bench/isocallcost.sh
 BUILD=${BUILD:-build}
 OUT=${OUT:-/tmp/isocallcost}
