@@ -99,6 +99,7 @@ static void usage(void)
             "  [--coll alltoall|allgather|alltoallw|allgatherw]\n"
             "  [--variants direct,dimwise,bruck,auto,mpiw,mpi,hand, ALG:pack, ALG:datatype (combining\n"
             "   mode), a p prefix for the persistent form: pauto, pbruck:datatype, ...;\n"
+            "   automodel (auto with runtime tuning off: the cost model's pick),\n"
             "   mpiw_init (MPI 4), cart (von Neumann radius 1), memcpy (the bytes received),\n"
             "   peer, peer_trivial (TU Wien's Cartesian collectives, a build with PEER=DIR)]\n"
             "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n"
@@ -212,14 +213,23 @@ typedef enum {
  * (iso_combine); the first NFIG are the algorithms with the default mode. */
 static const char *const alg_names[] = {"direct",       "dimwise",          "bruck",
                                         "auto",         "dimwise:pack",     "dimwise:datatype",
-                                        "bruck:pack",   "bruck:datatype"};
+                                        "bruck:pack",   "bruck:datatype",   "automodel"};
 static const char *const alg_algorithm[] = {"direct", "dimwise", "bruck", "auto",
-                                            "dimwise", "dimwise", "bruck", "bruck"};
+                                            "dimwise", "dimwise", "bruck", "bruck", "auto"};
 static const char *const alg_combine[] = {"auto", "auto", "auto", "auto",
-                                          "pack", "datatype", "pack", "datatype"};
-#define NALG 8
+                                          "pack", "datatype", "pack", "datatype", "auto"};
+#define NALG 9
 #define NFIG 4
 #define ALG_AUTO 3
+/* automodel: auto with runtime tuning off (iso_tune=off), the cost model's
+ * pick, so that tuned and untuned auto are timed in one interleaved run */
+#define ALG_AUTO_MODEL 8
+
+/* auto in either form: its pick is reported and compared with the fixed ones */
+static int is_auto(int a)
+{
+    return a == ALG_AUTO || a == ALG_AUTO_MODEL;
+}
 
 typedef struct {
     char name[40];
@@ -876,6 +886,8 @@ int main(int argc, char **argv)
         TRY(MPI_Info_create(&info));
         TRY(MPI_Info_set(info, "iso_algorithm", alg_algorithm[a]));
         TRY(MPI_Info_set(info, "iso_combine", alg_combine[a]));
+        if (a == ALG_AUTO_MODEL)
+            TRY(MPI_Info_set(info, "iso_tune", "off"));
         TRY(Iso_neighborhood_create_with_info(dup, S.s, off, info, &isocomm[a]));
         TRY(MPI_Info_free(&info));
     }
@@ -1092,7 +1104,7 @@ int main(int argc, char **argv)
             long long bytes;
             Iso_request req = ISO_REQUEST_NULL;
             V[k].picked[0] = '\0';
-            if ((V[k].kind != V_ISO && V[k].kind != V_PERSISTENT) || V[k].alg != ALG_AUTO)
+            if ((V[k].kind != V_ISO && V[k].kind != V_PERSISTENT) || !is_auto(V[k].alg))
                 continue;
             if (V[k].kind == V_PERSISTENT)
                 req = V[k].req;
@@ -1212,13 +1224,13 @@ int main(int argc, char **argv)
                 if (!V[k].picked[0])
                     continue;
                 for (int f = 0; f < nv; f++)
-                    if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO &&
+                    if (V[f].kind == V[k].kind && !is_auto(V[f].alg) &&
                         (best < 0 || med[f] < med[best]))
                         best = f;
                 printf("%s%s at %d B picked %s", k == first_auto ? "\n" : "", V[k].name, b,
                        V[k].picked);
                 for (int f = 0; f < nv; f++) /* the same schedule: a gauge of the noise */
-                    if (V[f].kind == V[k].kind && V[f].alg != ALG_AUTO &&
+                    if (V[f].kind == V[k].kind && !is_auto(V[f].alg) &&
                         !strcmp(V[k].picked, alg_names[V[f].alg]))
                         printf(" (auto / %s = %.2f)", alg_names[V[f].alg], med[k] / med[f]);
                 if (best >= 0)

@@ -176,3 +176,14 @@ void iso__callcache_put(iso_nbh *nb, const iso_args *a, struct iso_request_s *r,
         iso__sched_request_drop(old_req);
     free(old_key);
 }
+
+void iso__callcache_drop(iso_nbh *nb, iso_coll coll)
+{
+    struct iso_request_s *r;
+    iso__lock();
+    r = nb->call_req[coll];
+    nb->call_req[coll] = NULL;
+    iso__unlock();
+    if (r)
+        iso__sched_request_drop(r);
+}

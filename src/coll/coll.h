@@ -64,6 +64,9 @@ int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
  * and reports any real error itself. */
 struct iso_request_s *iso__callcache_take(iso_nbh *nb, iso_args *a);
 void iso__callcache_put(iso_nbh *nb, const iso_args *a, struct iso_request_s *r, int reused);
+/* Drops the request kept for collective family coll, if any (tune.c: a
+ * trial call's request must not outlive the tuning of its shape). */
+void iso__callcache_drop(iso_nbh *nb, iso_coll coll);
 /* The structural figures of shared algorithm alg's schedule for a's
  * collective family: from the cached schedule or figures, else computed
  * from the routes (and cached) without building the schedule. */
@@ -119,12 +122,18 @@ typedef struct iso_tune_shape iso_tune_shape;
  * iso__tune_run), else NULL (the winner, the model's pick or a file's). */
 int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *alg,
                        iso_msg_mode *chosen, iso_sched **sched, iso_tune_shape **trial);
-/* Runs trial call r (blocking: start, wait, destroy) and times it; the
- * last trial call of a shape agrees on its winner with one allreduce over
- * priv (collective: every process makes the same trial calls).  fn: the
- * public function, for ISO_VERBOSE. */
+/* Runs trial call r (blocking: start, wait) and times it; r is kept by
+ * the call cache if the next trial call runs the same candidate (reused:
+ * r came from there), else destroyed.  The last trial call of a shape
+ * agrees on its winner with one allreduce over priv (collective: every
+ * process makes the same trial calls).  fn: the public function, for
+ * ISO_VERBOSE. */
 int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
-                  iso_tune_shape *trial, struct iso_request_s *r);
+                  iso_tune_shape *trial, const iso_args *a, struct iso_request_s *r, int reused);
+/* A blocking call that found a request in the call cache: the shape being
+ * tuned if the call is one of its trial calls (the cached request is then
+ * the current candidate's, kept by iso__tune_run), else NULL. */
+iso_tune_shape *iso__tune_trial_of(iso_nbh *nb, const iso_args *a);
 /* The tuned winner of a's call shape, if one is known (measured, or from
  * ISO_TUNE_FILE), over *alg and *mode; else nothing changes. */
 void iso__tune_known(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused, int *alg,

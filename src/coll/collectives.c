@@ -137,8 +137,12 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
     iso_msg_mode mode, chosen;
     iso_tune_shape *trial = NULL;
 
-    if (call == BLOCKING && (r = iso__callcache_take(st->nbh, a)) != NULL)
+    if (call == BLOCKING && (r = iso__callcache_take(st->nbh, a)) != NULL) {
+        if (st->nbh->tuner != NULL && (trial = iso__tune_trial_of(st->nbh, a)) != NULL)
+            return iso__raise_in(fn, comm,
+                                 iso__tune_run(st->nbh, st->priv, comm, fn, trial, a, r, 1));
         return finish(r, comm, call, request, fn, st->nbh, a, 1);
+    }
     requested = st->nbh->algorithm;
     mode = st->nbh->mode;
     err = iso__args_validate(a, st->nbh);
@@ -169,9 +173,9 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
         err = iso__sched_request(st->priv, comm, sched, a, st->nbh->s, st->nbh->s,
                                  call != BLOCKING && shared,
                                  call == PERSISTENT, chosen, iso__algorithms[alg].name, &r);
-    if (err == MPI_SUCCESS && trial != NULL) { /* timed, not kept */
+    if (err == MPI_SUCCESS && trial != NULL) { /* timed; kept while its candidate's block lasts */
         iso__sched_release(sched);
-        return iso__raise_in(fn, comm, iso__tune_run(st->nbh, st->priv, comm, fn, trial, r));
+        return iso__raise_in(fn, comm, iso__tune_run(st->nbh, st->priv, comm, fn, trial, a, r, 0));
     }
     if (err == MPI_SUCCESS && st->nbh->verbose)
         report_choice(fn, comm, st->nbh, a->coll, requested, alg, chosen, sched);

@@ -4,8 +4,9 @@
  * requested message mode, probed v/w messages), the candidates are direct
  * and every schedule the model puts within 2x of its pick.  The next
  * candidates x trials blocking calls of that shape each run one candidate,
- * in turn (interleaved, in the model's order), and are timed with
- * MPI_Wtime around start and wait (simulated time under SMPI).  The last
+ * a block of trials consecutive calls per candidate in the model's order,
+ * and all but the first call of a block are timed with MPI_Wtime around
+ * start and wait (simulated time under SMPI).  The last
  * of them agrees with one MPI_Allreduce (MAX) on each candidate's median
  * over processes and on the time spent; the least wins, a tie going to the
  * candidate the model ranks first.  Every process makes the same trial
@@ -70,6 +71,7 @@ struct iso_tune_shape {
 
 typedef struct {
     unsigned long long id; /* the neighborhood, as ISO_TUNE_FILE names it */
+    int tuning;            /* shapes in SHAPE_TUNING */
     int n;
     iso_tune_shape shapes[MAX_SHAPES];
 } tuner_t;
@@ -380,6 +382,7 @@ static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_shape *key, const i
             return err;
         sh->state = SHAPE_TUNING;
         sh->source = FROM_TRIALS;
+        t->tuning++;
         sh->trials = nb->tune < ISO_TUNE_MAX_CALLS / sh->ncand ? nb->tune
                                                                : ISO_TUNE_MAX_CALLS / sh->ncand;
     }
@@ -431,7 +434,7 @@ int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *a
         return iso__schedule_get(nb, a, *alg, sched);
     }
     *trial = sh;
-    c = sh->calls % sh->ncand; /* interleaved: one candidate after the other */
+    c = sh->calls / sh->trials; /* a block of consecutive calls per candidate */
     sh->current = -1;
     if (!sh->failed[c]) {
         *alg = sh->cand[c].alg;
@@ -482,9 +485,9 @@ static void report(MPI_Comm comm, const char *fn, const iso_nbh *nb, const iso_t
     snprintf(what, sizeof what, "%s: s=%d, %.17g B per block", fn, nb->s, sh->bytes);
     candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
     iso__report_choice(comm, what, 1, name,
-                       " by tuning (medians of %d calls, max over processes: %s; %d trial "
-                       "calls took %.1f us)",
-                       sh->trials, tried, sh->calls, sh->cost * 1e6);
+                       " by tuning (medians of %d warm calls, max over processes: %s; %d "
+                       "trial calls took %.1f us)",
+                       sh->trials > 1 ? sh->trials - 1 : 1, tried, sh->calls, sh->cost * 1e6);
 }
 
 /* The last trial call: one allreduce of each candidate's median and the
@@ -510,6 +513,7 @@ static int agree(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn, iso
     sh->won_alg = best >= 0 ? sh->cand[best].alg : 0;
     sh->won_mode = best >= 0 ? sh->cand[best].mode : ISO_MODE_PACK;
     sh->state = SHAPE_DONE;
+    ((tuner_t *)nb->tuner)->tuning--;
     if (nb->verbose)
         report(comm, fn, nb, sh);
     if (MPI_Comm_rank(priv->comm, &ready) == MPI_SUCCESS && ready == 0)
@@ -517,8 +521,22 @@ static int agree(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn, iso
     return MPI_SUCCESS;
 }
 
+iso_tune_shape *iso__tune_trial_of(iso_nbh *nb, const iso_args *a)
+{
+    tuner_t *t = nb->tuner;
+    iso_tune_shape key, *sh;
+    if (t == NULL || t->tuning == 0 || nb->algorithm != ISO_ALG_AUTO)
+        return NULL;
+    shape_key(a, nb->mode, 1, &key);
+    sh = shape_find(t, &key);
+    if (sh == NULL || sh->state != SHAPE_TUNING)
+        return NULL;
+    sh->current = sh->calls / sh->trials; /* kept only within its candidate's block */
+    return sh;
+}
+
 int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
-                  iso_tune_shape *sh, struct iso_request_s *r)
+                  iso_tune_shape *sh, const iso_args *a, struct iso_request_s *r, int reused)
 {
     double t0, t;
     int err;
@@ -528,14 +546,27 @@ int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
         err = iso__request_wait(r);
     t = MPI_Wtime() - t0;
     iso__world_errors_return(0);
-    iso__request_destroy(r);
-    if (err != MPI_SUCCESS)
+    if (err != MPI_SUCCESS) {
+        iso__request_destroy(r);
         return err;
+    }
     sh->spent += t;
-    if (sh->current >= 0 && sh->ntimes[sh->current] < ISO_TUNE_MAX_CALLS)
+    /* the first call of a candidate's block is not timed unless it is the
+     * only one: it meets the processes skewed by the previous candidate
+     * and its buffers cold, which a run of calls of one schedule does not */
+    if (sh->current >= 0 && (sh->calls % sh->trials != 0 || sh->trials == 1) &&
+        sh->ntimes[sh->current] < ISO_TUNE_MAX_CALLS)
         sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : t;
-    if (++sh->calls < sh->ncand * sh->trials)
+    sh->calls++;
+    /* the next call of the block takes r from the call cache, warm, as a
+     * run of calls would; a failed candidate's direct calls are not kept */
+    if (sh->current >= 0 && sh->calls % sh->trials != 0)
+        iso__callcache_put(nb, a, r, reused);
+    else
+        iso__request_destroy(r);
+    if (sh->calls < sh->ncand * sh->trials)
         return MPI_SUCCESS;
+    iso__callcache_drop(nb, a->coll); /* no trial request outlives the tuning */
     return agree(nb, priv, comm, fn, sh);
 }
 
