@@ -6,7 +6,8 @@
  * stages = rounds) and delivers submessage i, as raw packed bytes, at its
  * offset of one receive buffer, which becomes the inbox.  Made per call
  * (the plan needs every process in the call: crs.c's private communicator
- * proves that). */
+ * proves that).  The schedule is the request's exec: crs.c starts and
+ * waits for it alone. */
 #include "sparse/sparse.h"
 #include <stdlib.h>
 #include <string.h>
@@ -163,6 +164,10 @@ static int sdde_routed(const iso_sdde_call *c, MPI_Comm comm, int routing, iso_s
         (err = iso__route_request(priv, comm, &r->plan, &a, c->n, n, 0, 0,
                                   sharing ? "sharing" : "vpt", &r->inner)) != MPI_SUCCESS)
         goto fn_fail;
+    /* crs.c runs the schedule itself (iso_sdde_req's exec); the inbox is
+     * known already and the schedule's receives fill its buffer */
+    r->base.exec = r->inner;
+    r->base.result = &r->in;
     *out = &r->base;
     return MPI_SUCCESS;
 fn_fail:

@@ -23,8 +23,11 @@
 #include "route/route.h"
 
 /* Tags one call reserves on the private communicator: the exchange (or the
- * inter-node step) and the redistribution inside nodes. */
-#define ISO_SDDE_NTAGS 2
+ * inter-node step), the redistribution inside nodes, and the count
+ * messages of each (an exchange on tag t sends them on t + 2: personalized
+ * among few processes). */
+#define ISO_SDDE_NTAGS 4
+#define ISO_SDDE_COUNT_TAG(t) ((t) + 2)
 
 /* ---- one call ------------------------------------------------------------------ */
 /* The messages a process sends and where they travel (checked by crs.c). */
@@ -100,7 +103,11 @@ typedef struct {
     int nsends;
     MPI_Request *sends;
     MPI_Request coll; /* the discovery's collective (reduce-scatter, barrier) */
-    int *tally;       /* personalized: messages to each rank */
+    int *tally;       /* personalized: messages to each rank, then (pairwise)
+                       * messages from each rank */
+    MPI_Request *counts; /* personalized among few processes: the count
+                          * messages, receives then sends */
+    int ncounts;
     int incoming;     /* personalized: messages to this process, once known */
     int limit;        /* receive no more messages than this in all (-1: not known) */
     int state;        /* the discovery's progress */
@@ -168,10 +175,15 @@ void iso__bundle_free(iso_bundle *b);
 /* ---- requests of the algorithms ---------------------------------------------- */
 /* Every algorithm's request starts with this; once it has completed
  * without error, result holds the messages this process received (in any
- * order), valid until the request is destroyed. */
+ * order), valid until the request is destroyed.  exec, if not NULL, is the
+ * request that does the work (vpt and sharing: the plan's schedule, which
+ * fills result itself): crs.c starts and waits for it instead of req, so
+ * that a blocking call's wait finds it alone on the active list and lets
+ * MPI block (with req active beside it, every wait would poll both). */
 typedef struct {
     struct iso_request_s req;
     const iso_inbox *result;
+    struct iso_request_s *exec;
 } iso_sdde_req;
 
 /* Makes the (inactive) request of an algorithm for call c (comm: the
