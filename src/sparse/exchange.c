@@ -282,6 +282,7 @@ int iso__sdde_direct(const iso_sdde_call *c, MPI_Comm comm, const iso_discovery 
     }
     iso__request_init(&r->base.req, &direct_kind, comm, 0);
     iso__xchg_init(&r->x, c->priv->comm, c->tag);
+    r->x.one_node = c->loc->nnodes == 1 && c->loc->level == ISO_LEVEL_NODE;
     r->disc = d;
     r->n = c->n;
     for (int i = 0; i < c->n; i++) /* the user's data with the user's type */

@@ -2,12 +2,15 @@
  * posts its sends, then a reduce-scatter of per-destination message counts
  * tells each process how many messages to receive; it probes for that
  * many.  The reduce-scatter is nonblocking, so the request progresses
- * while it runs.  Among at most PAIRWISE_MAX processes it is done by hand,
- * one count message to every other process: one round of messages as
- * small as the collective's, without the cost of setting up a nonblocking
- * collective (MPICH 4.0: about 5,000 instructions, more than the rest of a
- * call at 2 processes).  The choice depends on the number of processes
- * only, so all processes make it alike. */
+ * while it runs.  Among at most PAIRWISE_MAX processes of one node it is
+ * done by hand, one count message to every other process: one round of
+ * shared-memory messages as small as the collective's, without the cost
+ * of setting up a nonblocking collective (MPICH 4.0: about 5,000
+ * instructions, more than the rest of a call at 2 processes).  Across
+ * nodes the collective stays: its log p rounds, not a message to every
+ * process, keep the inter-node messages of a call to the data's (what the
+ * locality algorithms aggregate).  The choice depends on the number of
+ * processes and nodes only, which all processes know alike. */
 #include "sparse/sparse.h"
 #include <stdlib.h>
 
@@ -50,7 +53,7 @@ static int begin(iso_xchg *x, int n, const iso_outmsg *msgs)
     x->state = COUNTING;
     if ((err = iso__xchg_post(x, n, msgs, 0)) != MPI_SUCCESS)
         return err;
-    if (p <= PAIRWISE_MAX)
+    if (x->one_node && p <= PAIRWISE_MAX)
         return post_counts(x, p);
     return MPI_Ireduce_scatter_block(x->tally, &x->incoming, 1, MPI_INT, MPI_SUM, x->comm,
                                      &x->coll);

@@ -108,6 +108,8 @@ typedef struct {
     MPI_Request *counts; /* personalized among few processes: the count
                           * messages, receives then sends */
     int ncounts;
+    int one_node;        /* all of comm is on one node (set by the maker):
+                          * personalized may count by messages */
     int incoming;     /* personalized: messages to this process, once known */
     int limit;        /* receive no more messages than this in all (-1: not known) */
     int state;        /* the discovery's progress */
