@@ -12,8 +12,8 @@
  *   rma.c           one-sided puts into a cached window (constant sizes)
  *   aggregate.c     aggregation per destination node, then redistribution
  *                   inside the node (locality-personalized, locality-nbx)
- *   routed.c        store-and-forward (route/: the VPT plan with unknown
- *                   sources)
+ *   forward.c       vpt: store-and-forward over a VPT, headers with the data
+ *   routed.c        sharing (route/: its plan with unknown sources)
  * Every algorithm is a request (core/) on the active list, so that the
  * blocking entry points progress other outstanding requests while they
  * wait. */
@@ -201,8 +201,8 @@ int iso__sdde_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_rma(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_personalized(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
-/* Store-and-forward over a VPT (routed.c): the plan's header exchange is
- * the discovery. */
+/* Store-and-forward over a VPT (forward.c): each stage's bundles carry
+ * their submessages' headers, and end marks are the discovery. */
 int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 /* Message sharing (routed.c): the plan's gathered pattern is the
  * discovery. */
