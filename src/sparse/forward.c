@@ -38,6 +38,7 @@ typedef struct {
     iso_xchg x;                        /* the received chunks; x.in.n parsed so far: parsed */
     int parsed;
     iso_inbox result;
+    int err_own; /* a message of this process that could not be sent (it still forwards) */
 } fwd_req;
 
 /* The end mark: origin -1, dest the number of chunks of the bundle. */
@@ -184,6 +185,8 @@ static void fwd_progress(struct iso_request_s *req, int block)
 {
     fwd_req *r = (fwd_req *)req;
     int done = 0, err = advance(r, block, &done);
+    if (err == MPI_SUCCESS && done)
+        err = r->err_own;
     if (err != MPI_SUCCESS || done) {
         r->result.ext = r->x.in.data; /* complete: the buffer grows no more */
         r->base.result = &r->result;
@@ -191,29 +194,48 @@ static void fwd_progress(struct iso_request_s *req, int block)
     }
 }
 
+/* A message with data at address 0: what MPI's own sends refuse as
+ * MPI_ERR_BUFFER (a NULL buffer with nonzero counts); packing it would
+ * crash.  A null buffer with absolute addresses in the displacements or
+ * the type (MPI_BOTTOM) is fine. */
+static int check_buffer(const iso_sdde_call *c, int i)
+{
+    MPI_Aint lb, extent, first = c->displs ? (MPI_Aint)c->displs[i] : (MPI_Aint)i * c->count;
+    if (c->buf != NULL || iso__sdde_count(c, i) == 0 || c->size == 0 ||
+        MPI_Type_get_true_extent(c->type, &lb, &extent) != MPI_SUCCESS ||
+        first * c->extent + lb != 0)
+        return MPI_SUCCESS;
+    return MPI_ERR_BUFFER;
+}
+
 /* Messages to oneself are packed into the receive buffer; every other
  * goes to the bundle of the first stage it moves in; then stage 0 is
- * sent. */
+ * sent.  A message that cannot be packed is left out and its error kept
+ * for the end: the stages still run, so that no other process waits for
+ * this one's bundles. */
 static int fwd_start(struct iso_request_s *req)
 {
     fwd_req *r = (fwd_req *)req;
     const iso_sdde_call *c = r->c;
     int err = MPI_SUCCESS;
-    for (int i = 0; i < c->n && !err; i++) {
+    for (int i = 0; i < c->n && !err && !r->err_own; i++) {
         int count = iso__sdde_count(c, i), bytes = count * c->size, pos = 0;
         iso_bundle *b = bundle_for(r, 0, vrank(r->v, c->dest[i]));
         void *buf = r->x.in.data;
+        if ((r->err_own = check_buffer(c, i)) != MPI_SUCCESS)
+            break;
         if (b != NULL) {
-            err = iso__bundle_pack(b, r->rank, c->dest[i], iso__sdde_data(c, i), count, c->type,
-                                   bytes, c->priv->comm);
+            r->err_own = iso__bundle_pack(b, r->rank, c->dest[i], iso__sdde_data(c, i), count,
+                                          c->type, bytes, c->priv->comm);
             continue;
         }
         if ((err = iso__reserve(&buf, &r->x.in.datacap, r->x.in.len + (size_t)bytes + 1)))
             break;
         r->x.in.data = buf;
         pos = (int)r->x.in.len;
-        if ((err = iso__pack(iso__sdde_data(c, i), count, c->type, r->x.in.data,
-                             (int)r->x.in.len + bytes, &pos, c->priv->comm)) == MPI_SUCCESS &&
+        if ((r->err_own = iso__pack(iso__sdde_data(c, i), count, c->type, r->x.in.data,
+                                    (int)r->x.in.len + bytes, &pos, c->priv->comm)) ==
+                MPI_SUCCESS &&
             (err = iso__inbox_add(&r->result, r->rank, bytes, r->x.in.len)) == MPI_SUCCESS)
             r->x.in.len += (size_t)bytes;
     }
