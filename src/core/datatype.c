@@ -22,12 +22,28 @@ static void check_comm_free(void)
     MPI_Comm_free(&check_comm);
 }
 
+/* The predefined types programs pass most: committed by definition, so the
+ * check costs them no MPI_Pack (about 160 instructions per type and call
+ * in MPICH 4.0). */
+static int type_common_predefined(MPI_Datatype t)
+{
+    static const MPI_Datatype common[] = {MPI_BYTE,   MPI_CHAR,    MPI_INT,       MPI_DOUBLE,
+                                          MPI_FLOAT,  MPI_LONG,    MPI_LONG_LONG, MPI_UNSIGNED,
+                                          MPI_PACKED, MPI_INT64_T, MPI_INT32_T,   MPI_UINT64_T};
+    for (size_t k = 0; k < sizeof common / sizeof common[0]; k++)
+        if (t == common[k])
+            return 1;
+    return 0;
+}
+
 int iso__type_check(MPI_Datatype t)
 {
     char in = 0, out = 0;
     int pos = 0, err;
     if (t == MPI_DATATYPE_NULL)
         return iso__error(ISO_ERR_TYPE);
+    if (type_common_predefined(t))
+        return MPI_SUCCESS;
     if (check_comm == MPI_COMM_NULL) {
         if ((err = MPI_Comm_dup(MPI_COMM_SELF, &check_comm)) != MPI_SUCCESS)
             return err;

@@ -45,21 +45,27 @@ static const iso_option_key crs_keys[] = {
     {"iso_vpt_locality", set_vpt},           {"iso_locality", set_vpt},
     {"verbose", set_bool}};
 
+static const iso_env_option env_first[] = {{"ISO_VERIFY", "iso_verify"},
+                                           {"ISO_VERBOSE", "verbose"}};
+
+static void options_init(int p, options_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->algorithm = ISO_SDDE_AUTO;
+    o->p = p;
+}
+
 /* ISO_VERIFY and ISO_VERBOSE, info's iso_verify, the rest of the
  * environment (iso__sparse_env_options), then info.  iso_verify is settled
  * first, so that an error in the other options is spread too when
  * verification is on. */
-static int options_get(MPI_Info info, int p, options_t *o)
+static int options_get_in_order(MPI_Info info, int p, options_t *o)
 {
-    static const iso_env_option first[] = {{"ISO_VERIFY", "iso_verify"},
-                                           {"ISO_VERBOSE", "verbose"}};
     iso_options r = {crs_keys, (int)(sizeof crs_keys / sizeof crs_keys[0]), "", o, NULL};
     char value[MPI_MAX_INFO_VAL + 1];
     int flag = 0, err;
-    memset(o, 0, sizeof *o);
-    o->algorithm = ISO_SDDE_AUTO;
-    o->p = p;
-    err = iso__options_env(&r, first, sizeof first / sizeof first[0]);
+    options_init(p, o);
+    err = iso__options_env(&r, env_first, sizeof env_first / sizeof env_first[0]);
     if (info != MPI_INFO_NULL && !err &&
         (err = MPI_Info_get(info, "iso_verify", MPI_MAX_INFO_VAL, value, &flag)) == MPI_SUCCESS &&
         flag)
@@ -69,6 +75,24 @@ static int options_get(MPI_Info info, int p, options_t *o)
     if (!err)
         err = iso__options_info(&r, info);
     return err;
+}
+
+/* The options as options_get_in_order reads them, without its separate
+ * look-up of info's iso_verify when nothing fails: the info pass sets
+ * iso_verify last anyway, and only an error needs it settled first.  On
+ * an error, the options are read again in that order, for the same
+ * options and error. */
+static int options_get(MPI_Info info, int p, options_t *o)
+{
+    iso_options r = {crs_keys, (int)(sizeof crs_keys / sizeof crs_keys[0]), "", o, NULL};
+    int err;
+    options_init(p, o);
+    err = iso__options_env(&r, env_first, sizeof env_first / sizeof env_first[0]);
+    if (!err)
+        err = iso__options_env(&r, iso__sparse_env_options, ISO_SPARSE_NENV);
+    if (!err)
+        err = iso__options_info(&r, info);
+    return err == MPI_SUCCESS ? MPI_SUCCESS : options_get_in_order(info, p, o);
 }
 
 /* ---- arguments ------------------------------------------------------------------ */
@@ -357,14 +381,15 @@ static void report_choice(const char *fn, MPI_Comm comm, int constant, int reque
                        loc->level == ISO_LEVEL_NODE ? "" : " of iso_locality");
 }
 
+/* p: the size of comm */
 static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options_t *opt,
-               MPI_Comm comm)
+               MPI_Comm comm, int p)
 {
     const iso_sdde_algorithm *a;
     iso_sdde_req *r = NULL;
-    int p, err, algorithm = opt->algorithm;
-    if ((err = iso__locality_at(c->priv->comm, c->vpt.level, &c->loc)) != MPI_SUCCESS ||
-        (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS)
+    struct iso_request_s *exec;
+    int err, algorithm = opt->algorithm;
+    if ((err = iso__locality_at(c->priv->comm, c->vpt.level, &c->loc)) != MPI_SUCCESS)
         return err;
     if (algorithm == ISO_SDDE_AUTO)
         algorithm = iso__sdde_select(p, c->loc->nnodes, c->constant);
@@ -376,8 +401,9 @@ static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options
     c->tag = iso__tags_reserve(c->priv, ISO_SDDE_NTAGS);
     if ((err = a->make(c, comm, &r)) != MPI_SUCCESS)
         return err;
-    if ((err = iso__request_start(&r->req)) == MPI_SUCCESS &&
-        (err = iso__request_wait(&r->req)) == MPI_SUCCESS)
+    exec = r->exec ? r->exec : &r->req;
+    if ((err = iso__request_start(exec)) == MPI_SUCCESS &&
+        (err = iso__request_wait(exec)) == MPI_SUCCESS)
         err = assemble((iso_inbox *)r->result, o, c->constant, c->priv->comm);
     iso__request_destroy(&r->req);
     return err;
@@ -417,7 +443,7 @@ static int crs(const char *fn, iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_
     if (opt.verify)
         err = agree(c->priv->comm, err, opt.algorithm, &opt.vpt);
     if (err == MPI_SUCCESS)
-        err = run(fn, c, o, &opt, comm);
+        err = run(fn, c, o, &opt, comm, p);
     return iso__raise_in(fn, comm, err);
 }
 

@@ -121,11 +121,31 @@ int iso__xchg_sends_done(iso_xchg *x, int block, int *done)
 
 void iso__xchg_free(iso_xchg *x)
 {
+    int sending = 0;
     for (int i = 0; i < x->nsends; i++)
         if (x->sends[i] != MPI_REQUEST_NULL)
             MPI_Request_free(&x->sends[i]);
+    /* count messages still active after an error: the receives are
+     * cancelled and completed (their buffer is freed below); a send is
+     * freed active and completes on its own, from tally, which is then
+     * left allocated */
+    for (int i = 0; i < x->ncounts; i++) {
+        if (x->counts[i] == MPI_REQUEST_NULL)
+            continue;
+        if (i < x->ncounts / 2) {
+            MPI_Cancel(&x->counts[i]);
+            MPI_Wait(&x->counts[i], MPI_STATUS_IGNORE);
+        } else {
+            MPI_Request_free(&x->counts[i]);
+            sending = 1;
+        }
+    }
+    free(x->counts);
     free(x->sends);
-    free(x->tally);
+    if (!sending)
+        free(x->tally);
+    x->counts = NULL;
+    x->ncounts = 0;
     iso__inbox_free(&x->in);
     x->sends = NULL;
     x->tally = NULL;
@@ -262,6 +282,7 @@ int iso__sdde_direct(const iso_sdde_call *c, MPI_Comm comm, const iso_discovery 
     }
     iso__request_init(&r->base.req, &direct_kind, comm, 0);
     iso__xchg_init(&r->x, c->priv->comm, c->tag);
+    r->x.one_node = c->loc->nnodes == 1 && c->loc->level == ISO_LEVEL_NODE;
     r->disc = d;
     r->n = c->n;
     for (int i = 0; i < c->n; i++) /* the user's data with the user's type */

@@ -1,12 +1,11 @@
-/* vpt and sharing for the SDDE (Iso_alltoall_crs, Iso_alltoallv_crs): the
- * plans of route/ with unknown sources.  Making the plan is the discovery
- * (vpt: its header exchange, after whose last stage a process knows every
- * submessage for it, source and bytes; sharing: the gathered pattern); the
- * plan's schedule then moves the data (pack mode,
+/* sharing for the SDDE (Iso_alltoall_crs, Iso_alltoallv_crs): the plan
+ * of route/ with unknown sources.  Making the plan is the discovery (the
+ * gathered pattern); the plan's schedule then moves the data (pack mode,
  * stages = rounds) and delivers submessage i, as raw packed bytes, at its
  * offset of one receive buffer, which becomes the inbox.  Made per call
  * (the plan needs every process in the call: crs.c's private communicator
- * proves that). */
+ * proves that).  The schedule is the request's exec: crs.c starts and
+ * waits for it alone.  (vpt: forward.c.) */
 #include "sparse/sparse.h"
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +20,7 @@ typedef struct {
     MPI_Datatype *rtypes;
     char *rbuf;
     iso_inbox in;
-} vpt_req;
+} shared_req;
 
 /* The send side of an SDDE call as alltoallv arguments (the receive side
  * is set once known). */
@@ -34,14 +33,14 @@ static iso_args args_sdde(const void *buf, const int *counts, const int *displs,
     return a;
 }
 
-static int vpt_start(struct iso_request_s *req)
+static int shared_start(struct iso_request_s *req)
 {
-    return iso__request_start(((vpt_req *)req)->inner);
+    return iso__request_start(((shared_req *)req)->inner);
 }
 
-static void vpt_progress(struct iso_request_s *req, int block)
+static void shared_progress(struct iso_request_s *req, int block)
 {
-    vpt_req *r = (vpt_req *)req;
+    shared_req *r = (shared_req *)req;
     int err;
     if (iso__request_active(r->inner)) {
         if (!block)
@@ -54,9 +53,9 @@ static void vpt_progress(struct iso_request_s *req, int block)
     iso__request_complete(req, err);
 }
 
-static void vpt_destroy(struct iso_request_s *req)
+static void shared_destroy(struct iso_request_s *req)
 {
-    vpt_req *r = (vpt_req *)req;
+    shared_req *r = (shared_req *)req;
     iso__request_destroy(r->inner);
     iso__route_plan_free(&r->plan);
     iso__inbox_free(&r->in);
@@ -69,47 +68,23 @@ static void vpt_destroy(struct iso_request_s *req)
     free(r);
 }
 
-static const iso_request_kind vpt_kind = {vpt_start, vpt_progress, vpt_destroy};
+static const iso_request_kind shared_kind = {shared_start, shared_progress, shared_destroy};
 
-/* A VPT with at most one dimension of size > 1 is T_1 (the default n = 2
- * at 2 or a prime number of processes: T_2(p, 1)): its one real stage
- * sends every submessage straight to its destination, and store-and-forward
- * would only add the routing agreement and the plan's header exchange, two
- * more round trips before the data moves (2x personalized at 2 processes on
- * a quiet machine, 10-30x on a loaded one, where every round trip may wait
- * for a time slice). */
-static int vpt_is_direct(int n, const int dims[])
+int iso__sdde_sharing(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
 {
-    int real = 0;
-    for (int d = 0; d < n; d++)
-        real += dims[d] > 1;
-    return real <= 1;
-}
-
-/* The request of routing (ISO_ROUTE_*) for call c. */
-static int sdde_routed(const iso_sdde_call *c, MPI_Comm comm, int routing, iso_sdde_req **out)
-{
-    vpt_req *r;
-    iso_vpt *v = NULL;
-    iso_priv *priv = c->priv;
+    shared_req *r;
     iso_args a;
-    int sharing = routing == ISO_ROUTE_SHARING;
-    iso_route_key key = {.routing = routing, .locality = sharing ? 0 : iso__vpt_embedding(&c->vpt)};
+    iso_route_key key = {.routing = ISO_ROUTE_SHARING};
     iso_agreement ag = {.nsame = 1};
-    int p, rank, n, dims[ISO_VPT_MAXDIMS], err;
+    int p, rank, n, err;
     size_t total = 0;
     *out = NULL;
     if ((err = MPI_Comm_size(c->priv->comm, &p)) != MPI_SUCCESS ||
-        (err = MPI_Comm_rank(c->priv->comm, &rank)) != MPI_SUCCESS ||
-        (!sharing && (err = iso__vpt_shape(&c->vpt, p, &n, dims)) != MPI_SUCCESS))
+        (err = MPI_Comm_rank(c->priv->comm, &rank)) != MPI_SUCCESS)
         return err;
-    if (sharing)
-        n = 0; /* no shape */
-    else if (vpt_is_direct(n, dims)) /* T_1: straight to the destinations */
-        return iso__sdde_personalized(c, comm, out);
     if ((r = calloc(1, sizeof *r)) == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    iso__request_init(&r->base.req, &vpt_kind, comm, 0);
+    iso__request_init(&r->base.req, &shared_kind, comm, 0);
     r->scounts = malloc(sizeof(int) * ((size_t)c->n + 1));
     r->sdispls = malloc(sizeof(int) * ((size_t)c->n + 1));
     if (!r->scounts || !r->sdispls) {
@@ -121,17 +96,9 @@ static int sdde_routed(const iso_sdde_call *c, MPI_Comm comm, int routing, iso_s
         r->sdispls[i] = c->displs ? c->displs[i] : i * c->count;
     }
     a = args_sdde(c->buf, r->scounts, r->sdispls, c->type, c->extent);
-    key.n = n;
-    memcpy(key.dims, dims, sizeof(int) * (size_t)n);
-    if ((err = iso__route_agree(c->priv, MPI_SUCCESS, &a, c->n, &key, &ag)) != MPI_SUCCESS)
-        goto fn_fail;
-    if (sharing)
-        err = iso__sharing_route_plan(c->priv, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan);
-    else if ((err = iso__vpt_get(c->priv->comm, &c->vpt, n, dims, &v)) == MPI_SUCCESS) {
-        priv = v->priv;
-        err = iso__vpt_plan(v, rank, p, c->n, c->dest, 0, NULL, &a, &r->plan);
-    }
-    if (err != MPI_SUCCESS)
+    if ((err = iso__route_agree(c->priv, MPI_SUCCESS, &a, c->n, &key, &ag)) != MPI_SUCCESS ||
+        (err = iso__sharing_route_plan(c->priv, rank, p, c->n, c->dest, 0, NULL, &a,
+                                       &r->plan)) != MPI_SUCCESS)
         goto fn_fail;
     /* what arrives: slot i at its offset in one buffer, as bytes */
     n = r->plan.narrived;
@@ -160,22 +127,16 @@ static int sdde_routed(const iso_sdde_call *c, MPI_Comm comm, int routing, iso_s
     a.recv = (iso_side){.layout = ISO_LAYOUT_W, .counts = r->rcounts, .adispls = r->rdispls,
                         .types = r->rtypes};
     if (err != MPI_SUCCESS ||
-        (err = iso__route_request(priv, comm, &r->plan, &a, c->n, n, 0, 0,
-                                  sharing ? "sharing" : "vpt", &r->inner)) != MPI_SUCCESS)
+        (err = iso__route_request(c->priv, comm, &r->plan, &a, c->n, n, 0, 0, "sharing",
+                                  &r->inner)) != MPI_SUCCESS)
         goto fn_fail;
+    /* crs.c runs the schedule itself (iso_sdde_req's exec); the inbox is
+     * known already and the schedule's receives fill its buffer */
+    r->base.exec = r->inner;
+    r->base.result = &r->in;
     *out = &r->base;
     return MPI_SUCCESS;
 fn_fail:
-    vpt_destroy(&r->base.req);
+    shared_destroy(&r->base.req);
     return err;
-}
-
-int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
-{
-    return sdde_routed(c, comm, ISO_ROUTE_VPT, out);
-}
-
-int iso__sdde_sharing(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out)
-{
-    return sdde_routed(c, comm, ISO_ROUTE_SHARING, out);
 }

@@ -12,8 +12,8 @@
  *   rma.c           one-sided puts into a cached window (constant sizes)
  *   aggregate.c     aggregation per destination node, then redistribution
  *                   inside the node (locality-personalized, locality-nbx)
- *   routed.c        store-and-forward (route/: the VPT plan with unknown
- *                   sources)
+ *   forward.c       vpt: store-and-forward over a VPT, headers with the data
+ *   routed.c        sharing (route/: its plan with unknown sources)
  * Every algorithm is a request (core/) on the active list, so that the
  * blocking entry points progress other outstanding requests while they
  * wait. */
@@ -23,8 +23,11 @@
 #include "route/route.h"
 
 /* Tags one call reserves on the private communicator: the exchange (or the
- * inter-node step) and the redistribution inside nodes. */
-#define ISO_SDDE_NTAGS 2
+ * inter-node step), the redistribution inside nodes, and the count
+ * messages of each (an exchange on tag t sends them on t + 2: personalized
+ * among few processes). */
+#define ISO_SDDE_NTAGS 4
+#define ISO_SDDE_COUNT_TAG(t) ((t) + 2)
 
 /* ---- one call ------------------------------------------------------------------ */
 /* The messages a process sends and where they travel (checked by crs.c). */
@@ -100,7 +103,13 @@ typedef struct {
     int nsends;
     MPI_Request *sends;
     MPI_Request coll; /* the discovery's collective (reduce-scatter, barrier) */
-    int *tally;       /* personalized: messages to each rank */
+    int *tally;       /* personalized: messages to each rank, then (pairwise)
+                       * messages from each rank */
+    MPI_Request *counts; /* personalized among few processes: the count
+                          * messages, receives then sends */
+    int ncounts;
+    int one_node;        /* all of comm is on one node (set by the maker):
+                          * personalized may count by messages */
     int incoming;     /* personalized: messages to this process, once known */
     int limit;        /* receive no more messages than this in all (-1: not known) */
     int state;        /* the discovery's progress */
@@ -168,10 +177,15 @@ void iso__bundle_free(iso_bundle *b);
 /* ---- requests of the algorithms ---------------------------------------------- */
 /* Every algorithm's request starts with this; once it has completed
  * without error, result holds the messages this process received (in any
- * order), valid until the request is destroyed. */
+ * order), valid until the request is destroyed.  exec, if not NULL, is the
+ * request that does the work (vpt and sharing: the plan's schedule, which
+ * fills result itself): crs.c starts and waits for it instead of req, so
+ * that a blocking call's wait finds it alone on the active list and lets
+ * MPI block (with req active beside it, every wait would poll both). */
 typedef struct {
     struct iso_request_s req;
     const iso_inbox *result;
+    struct iso_request_s *exec;
 } iso_sdde_req;
 
 /* Makes the (inactive) request of an algorithm for call c (comm: the
@@ -187,8 +201,8 @@ int iso__sdde_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_rma(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_personalized(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 int iso__sdde_locality_nbx(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
-/* Store-and-forward over a VPT (routed.c): the plan's header exchange is
- * the discovery. */
+/* Store-and-forward over a VPT (forward.c): each stage's bundles carry
+ * their submessages' headers, and end marks are the discovery. */
 int iso__sdde_vpt(const iso_sdde_call *c, MPI_Comm comm, iso_sdde_req **out);
 /* Message sharing (routed.c): the plan's gathered pattern is the
  * discovery. */
