@@ -94,6 +94,7 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
     iso_graph_opts o = g->opts;
     iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
+    iso_tune_shape *trial = NULL;
     int err, direct = 1;
 
     /* the options first: under vpt an argument error is spread to every
@@ -103,7 +104,7 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
     err = iso__args_validate_lists(a, g->outdegree, g->dests, g->indegree, g->sources);
     if (o.algorithm != ISO_GRAPH_DIRECT) {
         err = iso__graph_route_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT,
-                                       &direct, &r);
+                                       &direct, &r, call == BLOCKING ? &trial : NULL);
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }
@@ -123,6 +124,9 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }
+    if (trial != NULL) /* a trial call of auto's tuning: timed */
+        return iso__raise_in(fn, comm, iso__tune_run(g->tuner, o.verbose, g->priv, comm, fn,
+                                                     trial, r));
     return finish(r, comm, call, request, fn, NULL, a, 0);
 }
 
@@ -171,7 +175,8 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
                                  call == PERSISTENT, chosen, iso__algorithms[alg].name, &r);
     if (err == MPI_SUCCESS && trial != NULL) { /* timed, not kept */
         iso__sched_release(sched);
-        return iso__raise_in(fn, comm, iso__tune_run(st->nbh, st->priv, comm, fn, trial, r));
+        return iso__raise_in(fn, comm, iso__tune_run(st->nbh->tuner, st->nbh->verbose, st->priv,
+                                                     comm, fn, trial, r));
     }
     if (err == MPI_SUCCESS && st->nbh->verbose)
         report_choice(fn, comm, st->nbh, a->coll, requested, alg, chosen, sched);
