@@ -12,12 +12,15 @@
  *   2. ISO_TUNE=off: nothing is tuned (no record), calls correct, and a
  *      persistent request runs the model's pick, as 1.'s iso_tune=off one;
  *   3. a forced tie (ISO_TUNE_TEST=tie): the model's pick (the first
- *      candidate tried) wins;
- *   4. failing candidates (ISO_TUNE_TEST=fail:sharing, fail:vpt): their
- *      trial calls run direct and stay correct, they are marked failed and
- *      do not win;
+ *      candidate tried; a VPT on everyone to everyone, not direct) wins;
+ *   4. failing candidates (ISO_TUNE_TEST=fail:sharing on the random graph,
+ *      fail:vpt on everyone to everyone, where the model picks a VPT):
+ *      their trial calls run direct and stay correct, they are marked
+ *      failed and do not win;
  *   5. a bad ISO_TUNE_TEST (fail:bruck, no graph candidate) and a bad
  *      iso_tune in an _init call's info are ISO_ERR_INFO.
+ * The cost constants are the test's (ISO_COST_FILE: messages dear, rounds
+ * cheap), so that the candidates do not depend on the MPI's built-in ones.
  *
  * NPROCS: 8
  * PER-ALGORITHM: no (graph communicators have their own key)
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "isocoll.h"
 #include "tap.h"
@@ -36,10 +40,24 @@ static const char *form_names[] = {"alltoall", "alltoallv", "alltoallw"};
 static int rank, size, calls;
 static int nout, nin, *out, *in;
 
-static int edge(int a, int t)
+/* The random graph, or (dense) everyone to everyone, where the model
+ * picks a VPT on either MPI (so that the VPTs are candidates). */
+static int edge(int dense, int a, int t)
 {
     unsigned h = (unsigned)(a * 7919 + t * 104729 + 12345) * 2654435761u;
-    return a != t && (h >> 16) % 2 == 0;
+    return a != t && (dense || (h >> 16) % 2 == 0);
+}
+
+/* out and in: this process's destinations and sources. */
+static void set_pattern(int dense)
+{
+    nout = nin = 0;
+    for (int t = 0; t < size; t++)
+        if (edge(dense, rank, t))
+            out[nout++] = t;
+    for (int a = 0; a < size; a++)
+        if (edge(dense, a, rank))
+            in[nin++] = a;
 }
 
 /* Elements in the block a sends t: 1 (alltoall), 1 + (a + t) % 3 (v),
@@ -329,6 +347,8 @@ static void test_tie(void)
     word(rec, "won=", won, sizeof won);
     first_tried(rec, first, sizeof first);
     CHECK(won[0] && !strcmp(won, first), "tie: the model's pick %s wins: %s", first, rec);
+    CHECK(!strncmp(first, "vpt/", 4), "tie: everyone to everyone: the model picks a VPT: %s",
+          rec);
     clear_env();
     MPI_Comm_free(&g);
     tap_result(MPI_COMM_WORLD, "ISO_TUNE_TEST=tie: the model's pick wins");
@@ -409,23 +429,31 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     out = malloc(sizeof(int) * (size_t)size);
     in = malloc(sizeof(int) * (size_t)size);
-    nout = nin = 0;
-    for (int t = 0; t < size; t++)
-        if (edge(rank, t))
-            out[nout++] = t;
-    for (int a = 0; a < size; a++)
-        if (edge(a, rank))
-            in[nin++] = a;
     clear_env(); /* the defaults are tested */
     unsetenv("ISO_TUNE_FILE");
+    /* cost constants of a machine where messages are dear and rounds
+     * cheap, so that the model ranks VPTs first on everyone to everyone
+     * whatever the MPI's built-in constants (read at the first choice) */
+    char cost_path[64];
+    snprintf(cost_path, sizeof cost_path, "/tmp/t_tune_graph.%d.%d.cost", (int)getpid(), rank);
+    FILE *f = fopen(cost_path, "w");
+    CHECK(f != NULL, "cost file %s", cost_path);
+    if (f) {
+        fprintf(f, "alpha 1e-5\ngamma 1e-8\nbeta 1e-10\n");
+        fclose(f);
+        setenv("ISO_COST_FILE", cost_path, 1);
+    }
+    set_pattern(0);
     test_tuned();
     test_off();
-    test_tie();
     test_fail("sharing");
-    test_fail("vpt");
     test_bad();
+    set_pattern(1);
+    test_tie();
+    test_fail("vpt");
     free(out);
     free(in);
+    remove(cost_path);
     MPI_Finalize();
     return 0;
 }
