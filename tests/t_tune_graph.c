@@ -96,8 +96,11 @@ static void set_env(const char *tune, const char *hook)
         unsetenv("ISO_TUNE_TEST");
 }
 
+/* After a barrier: every process has read them (under SMPI the ranks share
+ * one environment). */
 static void clear_env(void)
 {
+    MPI_Barrier(MPI_COMM_WORLD);
     unsetenv("ISO_SPARSE_ALGORITHM");
     unsetenv("ISO_TUNE");
     unsetenv("ISO_TUNE_TEST");
