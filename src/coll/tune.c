@@ -460,7 +460,10 @@ int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mod
         *mode = sh->won_mode;
         return 0;
     }
-    c = sh->calls % sh->ncand; /* interleaved: one candidate after the other */
+    /* interleaved, one candidate after the other; on a graph each
+     * candidate's trials in a row, so that its plan, the one the graph
+     * keeps, is made once, not at every trial call */
+    c = t->kind == ISO_TUNE_GRAPH ? sh->calls / sh->trials : sh->calls % sh->ncand;
     sh->current = -1;
     if (!sh->failed[c] && hook_fails(t->kind, sh, c))
         sh->failed[c] = 1; /* as a build that fails everywhere */
