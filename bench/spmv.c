@@ -3,11 +3,14 @@
  * paper's BL) and with vpt for n = 2 .. (store-and-forward over a virtual
  * process topology, Selvitopi & Aykanat SC'19) and with sharing (message
  * sharing, Duymus 2021: a row "sharing", n=2 its stages, no model) and
- * with auto (the library's choice; n and dims "auto:nN" say what it ran),
+ * with auto (the library's choice; n and dims "auto:nN" say what it ran)
+ * and with tuned (auto after runtime tuning: blocking auto calls on the
+ * graph until its call shape is tuned, then the persistent request, which
+ * takes the winner; auto's own row keeps the model's pick, iso_tune=off),
  * interleaved in one run; prints the columns of the paper's table 2.
  *
  *   mpiexec -n K spmv [--matrix PATH[,PATH..]] [--partition rows|metis]
- *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing,auto] [--n LIST]
+ *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing,auto,tuned] [--n LIST]
  *       [--dims a,b,..] [--header H] [--strict]
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
@@ -250,8 +253,8 @@ static void problem_free(problem *pb)
 }
 
 /* ---- variants ----------------------------------------------------------------- */
-enum { V_MPI, V_DIRECT, V_VPT, V_SHARING, V_AUTO };
-static const char *const kind_names[] = {"mpi", "direct", "vpt", "sharing", "auto"};
+enum { V_MPI, V_DIRECT, V_VPT, V_SHARING, V_AUTO, V_TUNED };
+static const char *const kind_names[] = {"mpi", "direct", "vpt", "sharing", "auto", "tuned"};
 
 typedef struct {
     int kind, n, dims[ISO_VPT_MAXDIMS]; /* n, dims: vpt (direct: 1; sharing: n its 2 stages) */
@@ -385,8 +388,12 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
             v[nv] = (variant){.kind = V_AUTO, .n = 1, .dims = {nprocs}};
             snprintf(v[nv].label, sizeof v[nv].label, "auto");
             nv++;
+        } else if (!strcmp(t, "tuned")) { /* auto after tuning: what it ran, as auto's */
+            v[nv] = (variant){.kind = V_TUNED, .n = 1, .dims = {nprocs}};
+            snprintf(v[nv].label, sizeof v[nv].label, "tuned");
+            nv++;
         } else {
-            die_msg("--variants: mpi, direct, vpt, sharing, auto");
+            die_msg("--variants: mpi, direct, vpt, sharing, auto, tuned");
         }
     }
     free(l);
@@ -401,7 +408,10 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
         if (v[k].kind == V_MPI)
             continue;
         MPI_Info_create(&v[k].info);
-        MPI_Info_set(v[k].info, "iso_sparse_algorithm", kind_names[v[k].kind]);
+        MPI_Info_set(v[k].info, "iso_sparse_algorithm",
+                     kind_names[v[k].kind == V_TUNED ? V_AUTO : v[k].kind]);
+        if (v[k].kind == V_AUTO) /* the model's pick, whatever tuned learns */
+            MPI_Info_set(v[k].info, "iso_tune", "off");
         if (v[k].kind == V_VPT) {
             if (dims_opt) {
                 MPI_Info_set(v[k].info, "iso_vpt_dims", v[k].dimstr);
@@ -412,6 +422,29 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
         }
     }
     return nv;
+}
+
+/* The tuned variant's tuning: blocking auto calls on the graph until its
+ * call shape is tuned (at most 64; the graph's state is made by the first,
+ * with ISO_SPARSE_ALGORITHM=auto as its default, which only blocking calls
+ * use: every persistent variant names its algorithm).  Rank 0 prints the
+ * record (Iso_tune_info: candidates, medians, winner, cost). */
+static void tune_graph(problem *pb)
+{
+    char record[1024] = "";
+    int state = 0, calls = 0;
+    setenv("ISO_SPARSE_ALGORITHM", "auto", 1);
+    for (; calls < 64 && state != 2; calls++) {
+        for (int i = 0; i < pb->nsend; i++)
+            pb->sendbuf[i] = pb->xv[pb->sendloc[i]];
+        TRY(Iso_neighbor_alltoallv(pb->sendbuf, pb->scounts, pb->sdispls, MPI_DOUBLE,
+                                   pb->xv + pb->nown, pb->rcounts, pb->rdispls, MPI_DOUBLE,
+                                   pb->graph));
+        unsetenv("ISO_SPARSE_ALGORITHM");
+        TRY(Iso_tune_info(pb->graph, 0, &state, record, sizeof record));
+    }
+    if (rank == 0)
+        printf("tuned: %d blocking calls; %s\n", calls, state == 2 ? record : "not tuned");
 }
 
 /* ---- one matrix ------------------------------------------------------------------ */
@@ -464,6 +497,11 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                    nprocs);
     }
     bl_buf = (long long)(pb.nsend + pb.nghost) * (long long)sizeof(double);
+    for (int k = 0; k < nv; k++)
+        if (v[k].kind == V_TUNED) {
+            tune_graph(&pb);
+            break;
+        }
 
     /* set up, check and count each variant */
     for (int k = 0; k < nv; k++) {
@@ -504,7 +542,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         if (!v[k].pass && (v[k].kind != V_MPI || strict))
             failed = 1;
         v[k].lib_buf = -1; /* the library's buffers of a routed request (its statistics) */
-        if (v[k].kind == V_VPT || v[k].kind == V_SHARING || v[k].kind == V_AUTO) {
+        if (v[k].kind == V_VPT || v[k].kind == V_SHARING || v[k].kind >= V_AUTO) {
             int nst, msg[ISO_VPT_MAXDIMS];
             long long b[ISO_VPT_MAXDIMS], fwd, buf;
             /* errors return: raised on the graph communicator (auto that
@@ -512,10 +550,10 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
             if (Iso_request_vpt_info(v[k].req, ISO_VPT_MAXDIMS, &nst, msg, b, &fwd, &buf) ==
                 MPI_SUCCESS) {
                 v[k].lib_buf = buf;
-                if (v[k].kind == V_AUTO)
+                if (v[k].kind >= V_AUTO)
                     v[k].n = nst;
             }
-            if (v[k].kind == V_AUTO) {
+            if (v[k].kind >= V_AUTO) {
                 int smsg[2], over;
                 long long sb[2], sfwd, sbuf;
                 /* auto may pick sharing, whose two stages vpt_info reports as n = 2 */

@@ -419,7 +419,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * candidates are direct and every schedule (algorithm and combining mode)
  * the cost model puts within 2x of its pick; the next N x candidates
  * blocking calls of that shape run them in turn (every call delivers its
- * data), timed with MPI_Wtime; the last of them agrees on the winner with
+ * data), timed with MPI_Wtime after a barrier (all start together); the
+ * last of them agrees on the winner with
  * one MPI_Allreduce (each candidate's median time, max over processes),
  * so every process chooses the same at the same call; a tie goes to the
  * candidate the model ranks first.  At most 20 trial calls per shape (N
@@ -438,7 +439,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * variable names another file.
  *
  * Iso_tune_info: the record of the index-th shape (0, 1, ... in the order
- * their tuning started) of isocomm's neighborhood.  *state = 0: no such
+ * their tuning started) of isocomm's neighborhood (or of a distributed
+ * graph communicator's auto, see below: bytes is the mean per edge, the
+ * candidates direct, sharing, vpt/nN, combine=pack).  *state = 0: no such
  * shape; 1: tuning; 2: decided.  record (up to len bytes with its '\0';
  * may be NULL if len = 0) gets one line of key=value words, the same text
  * on every process:
@@ -447,7 +450,7 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *   won=dimwise/datatype calls=12/12 cost=131.4us
  * (source: trials, model (a single candidate) or file; tried: the
  * candidates in the model's order with their agreed medians; cost: the
- * time of all trial calls, max over processes). */
+ * time of all trial calls and their barriers, max over processes). */
 ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len);
 
 /* ---------------------------------------------------------------------- */
@@ -498,6 +501,16 @@ ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record,
  *           blocks one process sends, its own plus those it forwards --
  *           models cheaper than direct and the best T_n.  The same choice
  *           on every process.
+ *           Runtime tuning (iso_tune "on" (default) | "off" | "on:N" in
+ *           the communicator's or an _init call's info, ISO_TUNE; see
+ *           Iso_tune_info): blocking calls of one call shape (the mean
+ *           bytes per edge, max over processes) time direct, sharing and
+ *           the best 3 T_n within 2x of the model's pick as the Cartesian
+ *           side does (all processes start each trial call together after
+ *           a barrier) and keep the winner, which persistent requests made
+ *           later take too.  Iso_tune_info on the graph communicator gives
+ *           the records (candidates named direct, sharing, vpt/nN);
+ *           ISO_TUNE_TEST=fail:vpt or fail:sharing are its test hooks.
  *   sharing message sharing (Duymus 2021): the pattern (who sends how many
  *           bytes to whom) is gathered once per plan and every process runs
  *           the same deterministic planner, which pairs processes so that a

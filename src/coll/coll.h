@@ -13,6 +13,8 @@
  *                    and direct's schedule
  *   graph_route.c    their routed exchanges: auto's choice of direct or a
  *                    VPT, the agreement, the plan (route/) and its request
+ *   tune_graph.c     runtime tuning of auto on graph communicators: its
+ *                    candidates and call shapes (tune.c's machinery)
  *   combining.c      the message-combining builder over routes (dimwise,
  *                    bruck); its parts are combining_*.c, listed in the
  *                    private combining.h */
@@ -64,8 +66,8 @@ int iso__schedule_get(iso_nbh *nb, const iso_args *a, int alg, iso_sched **out);
  * and reports any real error itself. */
 struct iso_request_s *iso__callcache_take(iso_nbh *nb, iso_args *a);
 void iso__callcache_put(iso_nbh *nb, const iso_args *a, struct iso_request_s *r, int reused);
-/* Drops the request kept for collective family coll, if any (tune.c: a
- * trial call's request must not outlive the tuning of its shape). */
+/* Drops the request kept for collective family coll, if any (a trial
+ * call's request must not outlive its candidate's block of trial calls). */
 void iso__callcache_drop(iso_nbh *nb, iso_coll coll);
 /* The structural figures of shared algorithm alg's schedule for a's
  * collective family: from the cached schedule or figures, else computed
@@ -116,23 +118,65 @@ int iso__algorithm_candidates(iso_nbh *nb, const iso_args *a, iso_msg_mode mode,
  * *trials (0: off), or the INFO code naming where and the accepted values. */
 int iso__tune_option(const char *where, const char *value, int *trials);
 typedef struct iso_tune_shape iso_tune_shape;
+/* A tuner: the call shapes of one neighborhood (Cartesian, or a
+ * distributed graph communicator's) and their winners. */
+typedef struct iso_tuner iso_tuner;
+enum { ISO_TUNE_CART, ISO_TUNE_GRAPH }; /* what a tuner's candidates are */
+/* On a graph (tune_graph.c) a candidate's alg is 0 for direct, n >= 2 for
+ * the balanced VPT T_n, or ISO_TUNE_SHARING (its mode: pack). */
+#define ISO_TUNE_SHARING (-1)
+/* A call shape: what auto's choice depends on besides the neighborhood. */
+typedef struct {
+    iso_coll coll;
+    double bytes;       /* per block (graphs: mean bytes per edge, max over processes) */
+    int reused, probed;
+    iso_msg_mode mode;  /* iso_combine asked for */
+} iso_tune_key;
+/* A new tuner (NULL: out of memory) of neighborhood id (the same on every
+ * process, and across runs: ISO_TUNE_FILE's records name it); what names
+ * it for ISO_VERBOSE.  Freed by iso__tuner_free. */
+iso_tuner *iso__tuner_new(unsigned long long id, int kind, const char *what);
+void iso__tuner_free(void *t);
+/* Candidates by modelled cost, the first of equals kept first. */
+void iso__tune_sort(iso_candidate *c, int n);
+/* key's shape of t, made if new: from ISO_TUNE_FILE, the model's only
+ * candidate, or tuned over cand[0..ncand) (the model's pick first) with
+ * trials calls each; all[0..nall): what the file's records may name.
+ * *out NULL if the table is full (the model then decides). */
+int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candidate *cand,
+                        int ncand, const iso_candidate *all, int nall, int trials,
+                        iso_tune_shape **out);
+/* What this call of shape sh runs: 0 and the winner once decided; else 1
+ * (a trial call, to be run by iso__tune_run): the candidate in turn, or
+ * direct (alg 0) if that candidate failed -- its test hook included. */
+int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode);
+/* The candidate of this trial call could not be made: it is skipped from
+ * now on, and this call runs direct, untimed.  (Must fail alike on every
+ * process.) */
+void iso__tune_failed(iso_tune_shape *sh);
+/* The winner of key, decided in t (may be NULL) or recorded in
+ * ISO_TUNE_FILE for neighborhood id among all[0..nall): 1 and *alg, *mode;
+ * else 0. */
+int iso__tune_lookup(const iso_tuner *t, int kind, unsigned long long id, const iso_tune_key *key,
+                     const iso_candidate *all, int nall, int *alg, iso_msg_mode *mode);
 /* A blocking auto call on a tuning neighborhood: the algorithm, mode and
  * schedule (a new reference) that this call runs.  *trial is the shape
  * being tuned if this call is one of its trial calls (then it is run by
  * iso__tune_run), else NULL (the winner, the model's pick or a file's). */
 int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *alg,
                        iso_msg_mode *chosen, iso_sched **sched, iso_tune_shape **trial);
-/* Runs trial call r (blocking: start, wait) and times it; r is kept by
- * the call cache if the next trial call runs the same candidate (reused:
- * r came from there), else destroyed.  The last trial call of a shape
- * agrees on its winner with one allreduce over priv (collective: every
- * process makes the same trial calls).  fn: the public function, for
- * ISO_VERBOSE. */
-int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
-                  iso_tune_shape *trial, const iso_args *a, struct iso_request_s *r, int reused);
-/* A blocking call that found a request in the call cache: the shape being
- * tuned if the call is one of its trial calls (the cached request is then
- * the current candidate's, kept by iso__tune_run), else NULL. */
+/* Runs trial call r (blocking: start, wait) and times it, then destroys
+ * it, or hands it back in *keep (if keep is not NULL) when the next trial
+ * call runs the same candidate (*keep NULL otherwise).  The last trial
+ * call of a shape agrees on its winner with one allreduce over priv
+ * (collective: every process makes the same trial calls).  fn: the public
+ * function, for ISO_VERBOSE (verbose: print the outcome). */
+int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
+                  iso_tune_shape *trial, struct iso_request_s *r, struct iso_request_s **keep);
+/* A blocking call on a Cartesian neighborhood that found a request in the
+ * call cache: the shape being tuned if the call is one of its trial calls
+ * (the cached request is then the current candidate's, kept from the
+ * block's previous call), else NULL. */
 iso_tune_shape *iso__tune_trial_of(iso_nbh *nb, const iso_args *a);
 /* The tuned winner of a's call shape, if one is known (measured, or from
  * ISO_TUNE_FILE), over *alg and *mode; else nothing changes. */
@@ -190,6 +234,8 @@ enum { ISO_GRAPH_DIRECT, ISO_GRAPH_VPT, ISO_GRAPH_AUTO, ISO_GRAPH_SHARING };
 typedef struct {
     int algorithm;    /* ISO_GRAPH_* */
     iso_vpt_opts vpt;
+    int tune;         /* iso_tune: trial calls per candidate of blocking auto calls, 0 off */
+    int verbose;      /* ISO_VERBOSE (environment only): report what tuning chose */
     int p;            /* processes (to check dims) */
 } iso_graph_opts;
 
@@ -208,6 +254,7 @@ typedef struct {
      * first auto call: they depend on the neighbor lists alone */
     int sharing_known;
     long long sharing_mmax, sharing_blocks;
+    iso_tuner *tuner; /* auto's tuned call shapes (tune_graph.c), made at the first tuned call */
 } iso_graph;
 
 /* *is_graph: is comm a distributed graph communicator?  Then *out is its
@@ -222,9 +269,20 @@ int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *ou
  * shape with one allreduce, then plans it (route/) and makes the request
  * that runs the plan.  Collective over the graph communicator; blocks until
  * the plan is made.  *out is NULL and *use_direct 1 if the options resolve
- * to direct (a one-dimensional VPT). */
+ * to direct (a one-dimensional VPT).  trial: NULL, or for a blocking call
+ * where auto may be tuned, *trial is set if this call is a trial call
+ * (iso__graph_tune_pick). */
 int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o,
                              const iso_args *a, int err, int retain_args, int persistent,
-                             int *use_direct, struct iso_request_s **out);
+                             int *use_direct, struct iso_request_s **out, iso_tune_shape **trial);
+/* auto's choice on graph g (tune_graph.c) among all[0..nall) (every
+ * candidate with its modelled cost, the model's pick the first of least
+ * cost; mmax, mean_bytes: the agreed statistics): for a blocking call
+ * (trial not NULL) under iso_tune, the candidate of a trial call (*trial
+ * set: the caller runs it by iso__tune_run) or the shape's winner; for
+ * others a tuned or recorded winner of the shape; else the model's pick.
+ * *alg as iso_candidate's on a graph. */
+int iso__graph_tune_pick(iso_graph *g, const iso_graph_opts *o, iso_candidate *all, int nall,
+                         long long mmax, long long mean_bytes, iso_tune_shape **trial, int *alg);
 
 #endif

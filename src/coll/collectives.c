@@ -94,6 +94,7 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
     iso_graph_opts o = g->opts;
     iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
+    iso_tune_shape *trial = NULL;
     int err, direct = 1;
 
     /* the options first: under vpt an argument error is spread to every
@@ -103,7 +104,7 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
     err = iso__args_validate_lists(a, g->outdegree, g->dests, g->indegree, g->sources);
     if (o.algorithm != ISO_GRAPH_DIRECT) {
         err = iso__graph_route_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT,
-                                       &direct, &r);
+                                       &direct, &r, call == BLOCKING ? &trial : NULL);
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }
@@ -123,7 +124,26 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }
+    if (trial != NULL) /* a trial call of auto's tuning: timed */
+        return iso__raise_in(fn, comm, iso__tune_run(g->tuner, o.verbose, g->priv, comm, fn,
+                                                     trial, r, NULL));
     return finish(r, comm, call, request, fn, NULL, a, 0);
+}
+
+/* A trial call of auto's tuning on st's neighborhood (tune.c): timed; its
+ * request kept by the call cache while its candidate's block of trial
+ * calls lasts (reused: it came from there), then dropped. */
+static int tune_trial(iso_state *st, MPI_Comm comm, const char *fn, iso_tune_shape *trial,
+                      const iso_args *a, struct iso_request_s *r, int reused)
+{
+    struct iso_request_s *kept;
+    int err = iso__tune_run(st->nbh->tuner, st->nbh->verbose, st->priv, comm, fn, trial, r,
+                            &kept);
+    if (kept != NULL)
+        iso__callcache_put(st->nbh, a, kept, reused);
+    else
+        iso__callcache_drop(st->nbh, a->coll);
+    return err;
 }
 
 /* The isomorphic neighborhood collectives on the neighborhood of state st
@@ -139,8 +159,7 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
 
     if (call == BLOCKING && (r = iso__callcache_take(st->nbh, a)) != NULL) {
         if (st->nbh->tuner != NULL && (trial = iso__tune_trial_of(st->nbh, a)) != NULL)
-            return iso__raise_in(fn, comm,
-                                 iso__tune_run(st->nbh, st->priv, comm, fn, trial, a, r, 1));
+            return iso__raise_in(fn, comm, tune_trial(st, comm, fn, trial, a, r, 1));
         return finish(r, comm, call, request, fn, st->nbh, a, 1);
     }
     requested = st->nbh->algorithm;
@@ -173,9 +192,9 @@ static int run_cart(iso_args *a, MPI_Comm comm, iso_state *st, enum call call, M
         err = iso__sched_request(st->priv, comm, sched, a, st->nbh->s, st->nbh->s,
                                  call != BLOCKING && shared,
                                  call == PERSISTENT, chosen, iso__algorithms[alg].name, &r);
-    if (err == MPI_SUCCESS && trial != NULL) { /* timed; kept while its candidate's block lasts */
+    if (err == MPI_SUCCESS && trial != NULL) { /* timed; kept while its block lasts */
         iso__sched_release(sched);
-        return iso__raise_in(fn, comm, iso__tune_run(st->nbh, st->priv, comm, fn, trial, a, r, 0));
+        return iso__raise_in(fn, comm, tune_trial(st, comm, fn, trial, a, r, 0));
     }
     if (err == MPI_SUCCESS && st->nbh->verbose)
         report_choice(fn, comm, st->nbh, a->coll, requested, alg, chosen, sched);

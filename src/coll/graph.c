@@ -17,6 +17,7 @@ static void graph_free(iso_graph *g)
         return;
     iso__priv_release(g->priv);
     iso__route_cache_free(g->plan_cache);
+    iso__tuner_free(g->tuner);
     free(g->sources);
     free(g);
 }
@@ -59,19 +60,29 @@ static int set_vpt(void *ctx, const char *key, const char *value, const char *wh
     return iso__vpt_option(&o->vpt, o->p, key, value, where);
 }
 
-/* iso_verify is accepted for info shared with the other calls */
-static int set_verify(void *ctx, const char *key, const char *value, const char *where)
+/* iso_verify is accepted for info shared with the other calls; verbose is
+ * ISO_VERBOSE (environment only) */
+static int set_bool(void *ctx, const char *key, const char *value, const char *where)
 {
     int flag;
-    (void)ctx;
+    iso_graph_opts *o = ctx;
+    return iso__option_bool(where, value, !strcmp(key, "verbose") ? &o->verbose : &flag);
+}
+
+static int set_tune(void *ctx, const char *key, const char *value, const char *where)
+{
     (void)key;
-    return iso__option_bool(where, value, &flag);
+    return iso__tune_option(where, value, &((iso_graph_opts *)ctx)->tune);
 }
 
 static const iso_option_key graph_keys[] = {
     {"iso_sparse_algorithm", set_algorithm}, {"iso_vpt_dims", set_vpt},
     {"iso_vpt_n", set_vpt},                  {"iso_vpt_locality", set_vpt},
-    {"iso_locality", set_vpt},               {"iso_verify", set_verify}};
+    {"iso_locality", set_vpt},               {"iso_verify", set_bool},
+    {"iso_tune", set_tune},                  {"verbose", set_bool}};
+
+/* Read after ISO_SPARSE_ALGORITHM and the VPT's variables. */
+static const iso_env_option graph_env[] = {{"ISO_TUNE", "iso_tune"}, {"ISO_VERBOSE", "verbose"}};
 
 static int options_read(iso_graph_opts *o, MPI_Info info, int env)
 {
@@ -80,6 +91,8 @@ static int options_read(iso_graph_opts *o, MPI_Info info, int env)
     int err = MPI_SUCCESS;
     if (env)
         err = iso__options_env(&r, iso__sparse_env_options, ISO_SPARSE_NENV);
+    if (env && err == MPI_SUCCESS)
+        err = iso__options_env(&r, graph_env, sizeof graph_env / sizeof graph_env[0]);
     return err ? err : iso__options_info(&r, info);
 }
 
@@ -96,6 +109,7 @@ static int options_defaults(MPI_Comm comm, int p, iso_graph_opts *o)
     int err;
     memset(o, 0, sizeof *o);
     o->algorithm = ISO_GRAPH_DIRECT;
+    o->tune = ISO_TUNE_TRIALS;
     o->p = p;
     if ((err = MPI_Comm_get_info(comm, &info)) != MPI_SUCCESS)
         return err;

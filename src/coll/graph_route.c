@@ -7,42 +7,34 @@
 
 /* ---- auto ---------------------------------------------------------------------------- */
 
-/* auto's choice of n (1: direct) for p processes from the statistics every
- * process has after the agreement: the largest out-degree (direct's
- * messages, mmax) and the largest mean bytes per edge.  The cost model of
- * coll/cost.c in pack mode, for the balanced T_n, n = 1 .. log2 p:
+/* The modelled time of the balanced T_n (n = 1: direct) for p processes
+ * from the statistics every process has after the agreement: the largest
+ * out-degree (direct's messages, mmax) and the largest mean bytes per
+ * edge.  The cost model of coll/cost.c in pack mode:
  *   messages  min(mmax, sum(k_d - 1))
  *   hops      mmax * sum_d (1 - 1/k_d)   (the expected hops of a random
  *             destination; direct: mmax)
  *   phases    n, plus n header rounds per call unless persistent.
- * Every process computes the same.  dims gets the chosen shape, *cost its
- * modelled time. */
-static int choose_n(int p, long long mmax, long long mean_bytes, int persistent, int dims[],
-                    double *cost)
+ * Every process computes the same.  dims gets the shape; 0 if T_n is no
+ * n-dimensional VPT (p has too few factors: a dimension of size 1). */
+static int vpt_cost(int p, int n, long long mmax, long long mean_bytes, int persistent,
+                    int dims[], double *cost)
 {
-    double best = 0.0, block = (double)mean_bytes + 8.0;
-    int best_n = 1;
-    for (int n = 1; n <= ISO_VPT_MAXDIMS && (1 << n) <= p; n++) {
-        int k[ISO_VPT_MAXDIMS], msgs = 0;
-        double hops = 0.0, t;
-        iso_figures f = {0, 0, 0, 0};
-        iso__vpt_dims_balanced(p, n, k);
-        for (int d = 0; d < n; d++) {
-            msgs += k[d] - 1;
-            hops += 1.0 - 1.0 / k[d];
-        }
-        f.phases = persistent ? n : 2 * n;
-        f.msgs = (int)(mmax < msgs ? mmax : msgs) * (persistent ? 1 : 2);
-        f.hops = (int)((double)mmax * hops + 0.5);
-        t = n == 1 ? iso__cost_direct((int)mmax, (double)mean_bytes)
-                   : iso__cost(&f, block, ISO_MODE_PACK, persistent, 0);
-        if (n == 1 || t < best) {
-            best = t;
-            best_n = n;
-        }
+    int msgs = 0;
+    double hops = 0.0;
+    iso_figures f = {0, 0, 0, 0};
+    if (iso__vpt_dims_balanced(p, n, dims) != MPI_SUCCESS || (n > 1 && dims[n - 1] == 1))
+        return 0;
+    for (int d = 0; d < n; d++) {
+        msgs += dims[d] - 1;
+        hops += 1.0 - 1.0 / dims[d];
     }
-    *cost = best;
-    return iso__vpt_dims_balanced(p, best_n, dims) == MPI_SUCCESS ? best_n : 1;
+    f.phases = persistent ? n : 2 * n;
+    f.msgs = (int)(mmax < msgs ? mmax : msgs) * (persistent ? 1 : 2);
+    f.hops = (int)((double)mmax * hops + 0.5);
+    *cost = n == 1 ? iso__cost_direct((int)mmax, (double)mean_bytes)
+                   : iso__cost(&f, (double)mean_bytes + 8.0, ISO_MODE_PACK, persistent, 0);
+    return 1;
 }
 
 /* Message sharing in the same model, from its plan's counted bottleneck
@@ -58,17 +50,36 @@ static double sharing_cost(const iso_graph *g, long long mean_bytes, int persist
     return iso__cost(&f, (double)mean_bytes + 8.0, ISO_MODE_PACK, persistent, 0);
 }
 
+/* Every schedule auto weighs, with its modelled time: direct (alg 0), the
+ * balanced T_n for n = 2 .. log2 p (alg n), and message sharing
+ * (ISO_TUNE_SHARING) once its figures are known; in this order, so that
+ * the first of least cost is the model's pick. */
+static int graph_candidates(const iso_graph *g, long long mmax, long long mean_bytes,
+                            int persistent, iso_candidate *out)
+{
+    int n = 0, dims[ISO_VPT_MAXDIMS];
+    double cost;
+    vpt_cost(g->size, 1, mmax, mean_bytes, persistent, dims, &cost);
+    out[n++] = (iso_candidate){0, ISO_MODE_PACK, cost};
+    for (int k = 2; k <= ISO_VPT_MAXDIMS && (1 << k) <= g->size && n < ISO_MAX_CANDIDATES - 1; k++)
+        if (vpt_cost(g->size, k, mmax, mean_bytes, persistent, dims, &cost))
+            out[n++] = (iso_candidate){k, ISO_MODE_PACK, cost};
+    if (g->sharing_known)
+        out[n++] = (iso_candidate){ISO_TUNE_SHARING, ISO_MODE_PACK,
+                                   sharing_cost(g, mean_bytes, persistent)};
+    return n;
+}
+
 /* ---- the request on a graph communicator ----------------------------------------- */
 
 int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o,
                              const iso_args *a, int err, int retain_args, int persistent,
-                             int *use_direct, struct iso_request_s **out)
+                             int *use_direct, struct iso_request_s **out, iso_tune_shape **trial)
 {
     enum { MISSED = 2 };
     int n = 0, dims[ISO_VPT_MAXDIMS] = {0}, cacheable = !persistent;
     int sharing = o->algorithm == ISO_GRAPH_SHARING;
     int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
-    double cost;
     long long gen = -1;
     /* sharing has no shape: its key is the routing alone */
     iso_route_key key = {.routing = sharing ? ISO_ROUTE_SHARING : ISO_ROUTE_VPT,
@@ -84,6 +95,8 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     iso_priv *priv = g->priv; /* sharing's messages: the graph's private communicator */
     *out = NULL;
     *use_direct = 0;
+    if (trial != NULL)
+        *trial = NULL;
     memset(&plan, 0, sizeof plan);
     if (!choose && !sharing) { /* the options' shape, the same everywhere: T_1 is direct */
         int e = iso__vpt_shape(&o->vpt, g->size, &n, dims);
@@ -105,22 +118,31 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     if ((err = iso__route_agree(g->priv, err, a, g->outdegree, &key, &ag)) != MPI_SUCCESS)
         return err;
     if (choose) {
-        /* the figures are the same everywhere, and so the choice */
-        n = choose_n(g->size, ag.max[0], ag.max[1], persistent, dims, &cost);
+        iso_candidate all[ISO_MAX_CANDIDATES];
+        int nall, alg;
         if (!g->sharing_known && g->size >= 3) { /* collective: the same call everywhere */
             if ((err = iso__sharing_figures(g->priv, g->rank, g->size, g->outdegree, g->dests,
                                             &g->sharing_mmax, &g->sharing_blocks)) != MPI_SUCCESS)
                 return err;
             g->sharing_known = 1;
         }
-        if (g->sharing_known && sharing_cost(g, ag.max[1], persistent) < cost) {
+        /* the figures are the same everywhere, and so the model's choice
+         * and the tuner's (tune_graph.c) */
+        nall = graph_candidates(g, ag.max[0], ag.max[1], persistent, all);
+        if ((err = iso__graph_tune_pick(g, o, all, nall, ag.max[0], ag.max[1], trial, &alg)) !=
+            MPI_SUCCESS)
+            return err;
+        if (alg == ISO_TUNE_SHARING) {
             sharing = 1;
             n = 0;
             key.routing = ISO_ROUTE_SHARING;
             key.locality = 0;
-        } else if (n == 1) {
+        } else if (alg == 0) {
             *use_direct = 1;
             return MPI_SUCCESS;
+        } else {
+            n = alg;
+            iso__vpt_dims_balanced(g->size, n, dims);
         }
     }
     if (!sharing) {

@@ -3,10 +3,15 @@
  * depends on besides the neighborhood: collective family, bytes per block,
  * requested message mode, probed v/w messages), the candidates are direct
  * and every schedule the model puts within 2x of its pick.  The next
- * candidates x trials blocking calls of that shape each run one candidate,
- * a block of trials consecutive calls per candidate in the model's order,
- * and all but the first call of a block are timed with MPI_Wtime around
- * start and wait (simulated time under SMPI).  The last
+ * candidates x trials blocking calls of that shape run the candidates in
+ * blocks of trials consecutive calls, in the model's order; each call is
+ * timed with MPI_Wtime around start and wait (simulated time under SMPI),
+ * after a barrier on the private communicator so that all start together
+ * (the skew the previous collective left is not the candidate's), and the
+ * first call of a block, which meets the candidate cold, is not counted
+ * unless it is the only one.  On a Cartesian neighborhood the call cache
+ * keeps the candidate's request between the calls of its block, as it
+ * will keep the winner's.  The last
  * of them agrees with one MPI_Allreduce (MAX) on each candidate's median
  * over processes and on the time spent; the least wins, a tie going to the
  * candidate the model ranks first.  Every process makes the same trial
@@ -27,9 +32,14 @@
  * ("iso_tune id=..." lines, per neighborhood and shape); rank 0 appends
  * each new winner to it, so a later run starts tuned.
  *
+ * The same machinery tunes auto on distributed graph communicators
+ * (tune_graph.c: its candidates are direct, message sharing and VPT
+ * shapes; the tuner is told which kind of candidates it names).
+ *
  * Test hook ISO_TUNE_TEST (read when a shape's tuning starts): "tie" takes
  * every trial call's time as 1 s (a tie: the model's pick wins);
- * "fail:ALG" makes the build of shared algorithm ALG fail in trial calls. */
+ * "fail:ALG" makes the build of shared algorithm ALG (on a graph: vpt or
+ * sharing) fail in trial calls. */
 #include "coll/coll.h"
 #include <ctype.h>
 #include <math.h>
@@ -46,18 +56,15 @@ typedef enum { SHAPE_TUNING, SHAPE_DONE } shape_state;
 typedef enum { FROM_MODEL, FROM_TRIALS, FROM_FILE } shape_source;
 
 struct iso_tune_shape {
-    /* the key */
-    iso_coll coll;
-    double bytes;
-    int reused, probed;
-    iso_msg_mode mode; /* iso_combine asked for */
+    iso_tune_key key;
 
     shape_state state;
     shape_source source;
     int ncand, trials;                     /* candidates, trial calls of each */
     iso_candidate cand[ISO_MAX_CANDIDATES]; /* by modelled cost: the model's pick first */
     unsigned char failed[ISO_MAX_CANDIDATES];
-    int fail_alg, tie; /* test hook: algorithm whose build fails (-1: none), equal times */
+    char fail[32]; /* test hook: candidates named so (or ALG/..., ALG:...) fail; "": none */
+    int tie;       /* test hook: equal times */
     int calls;         /* trial calls made */
     int current;       /* candidate of the trial call under way; -1: direct, untimed */
     int ntimes[ISO_MAX_CANDIDATES];
@@ -69,12 +76,15 @@ struct iso_tune_shape {
     iso_msg_mode won_mode;
 };
 
-typedef struct {
+struct iso_tuner {
     unsigned long long id; /* the neighborhood, as ISO_TUNE_FILE names it */
+    int kind;              /* ISO_TUNE_CART or ISO_TUNE_GRAPH: how candidates are named */
+    char what[48];         /* the neighborhood for ISO_VERBOSE ("s=8") */
     int tuning;            /* shapes in SHAPE_TUNING */
     int n;
     iso_tune_shape shapes[MAX_SHAPES];
-} tuner_t;
+};
+typedef iso_tuner tuner_t;
 
 /* ---- options --------------------------------------------------------------- */
 
@@ -104,9 +114,16 @@ int iso__tune_option(const char *where, const char *value, int *trials)
 
 /* ---- names and records -------------------------------------------------------- */
 
-static void candidate_name(int alg, iso_msg_mode mode, char *buf, size_t len)
+static void candidate_name(int kind, int alg, iso_msg_mode mode, char *buf, size_t len)
 {
-    if (iso__algorithms[alg].shared)
+    if (kind == ISO_TUNE_GRAPH) { /* tune_graph.c's candidates */
+        if (alg == 0)
+            snprintf(buf, len, "direct");
+        else if (alg == ISO_TUNE_SHARING)
+            snprintf(buf, len, "sharing");
+        else
+            snprintf(buf, len, "vpt/n%d", alg);
+    } else if (iso__algorithms[alg].shared)
         snprintf(buf, len, "%s/%s", iso__algorithms[alg].name, iso__mode_names[mode]);
     else
         snprintf(buf, len, "%s", iso__algorithms[alg].name);
@@ -128,18 +145,18 @@ static void append(char *buf, size_t len, const char *fmt, ...)
 
 /* The shape's record (Iso_tune_info, ISO_TUNE_FILE's comment): made of
  * agreed values only, so it is the same text on every process. */
-static void shape_record(const iso_tune_shape *sh, char *buf, size_t len)
+static void shape_record(int kind, const iso_tune_shape *sh, char *buf, size_t len)
 {
     static const char *const sources[] = {"model", "trials", "file"};
     char name[64];
     buf[0] = '\0';
     append(buf, len, "coll=%s bytes=%.17g reused=%d probed=%d combine=%s state=%s source=%s",
-           iso__coll_names[sh->coll], sh->bytes, sh->reused, sh->probed,
-           iso__mode_names[sh->mode], sh->state == SHAPE_DONE ? "tuned" : "tuning",
+           iso__coll_names[sh->key.coll], sh->key.bytes, sh->key.reused, sh->key.probed,
+           iso__mode_names[sh->key.mode], sh->state == SHAPE_DONE ? "tuned" : "tuning",
            sources[sh->source]);
     append(buf, len, " tried=");
     for (int c = 0; c < sh->ncand && sh->source != FROM_FILE; c++) {
-        candidate_name(sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
+        candidate_name(kind, sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
         append(buf, len, "%s%s", c ? "," : "", name);
         if (sh->state != SHAPE_DONE || sh->source != FROM_TRIALS)
             continue;
@@ -149,7 +166,7 @@ static void shape_record(const iso_tune_shape *sh, char *buf, size_t len)
             append(buf, len, ":%.4gus", sh->median[c] * 1e6);
     }
     if (sh->state == SHAPE_DONE) {
-        candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
+        candidate_name(kind, sh->won_alg, sh->won_mode, name, sizeof name);
         append(buf, len, " won=%s", name);
     }
     append(buf, len, " calls=%d/%d", sh->calls, sh->ncand * sh->trials);
@@ -201,10 +218,10 @@ static void file_sync(void)
     fclose(f);
 }
 
-/* The file's winner for shape sh of neighborhood id, if it names one of
- * the schedules auto can run here (all: every candidate). */
-static int file_winner(unsigned long long id, const iso_tune_shape *sh, const iso_candidate *all,
-                       int nall, int *alg, iso_msg_mode *mode)
+/* The file's winner for call shape key of neighborhood id, if it names one
+ * of the schedules auto can run here (all: every candidate). */
+static int file_winner(int kind, unsigned long long id, const iso_tune_key *key,
+                       const iso_candidate *all, int nall, int *alg, iso_msg_mode *mode)
 {
     int found = 0;
     pthread_mutex_lock(&file_lock);
@@ -212,12 +229,12 @@ static int file_winner(unsigned long long id, const iso_tune_shape *sh, const is
     for (int k = file_nrecs - 1; k >= 0; k--) {
         const file_rec *r = &file_recs[k];
         char name[64];
-        if (r->id != id || strcmp(r->coll, iso__coll_names[sh->coll]) || r->bytes != sh->bytes ||
-            r->reused != sh->reused || r->probed != sh->probed ||
-            strcmp(r->mode, iso__mode_names[sh->mode]))
+        if (r->id != id || strcmp(r->coll, iso__coll_names[key->coll]) ||
+            r->bytes != key->bytes || r->reused != key->reused || r->probed != key->probed ||
+            strcmp(r->mode, iso__mode_names[key->mode]))
             continue;
         for (int c = 0; c < nall && !found; c++) {
-            candidate_name(all[c].alg, all[c].mode, name, sizeof name);
+            candidate_name(kind, all[c].alg, all[c].mode, name, sizeof name);
             if (!strcasecmp(name, r->won)) {
                 *alg = all[c].alg;
                 *mode = all[c].mode;
@@ -241,21 +258,21 @@ static int file_has_records(void)
     return n > 0;
 }
 
-static void file_save(unsigned long long id, const iso_tune_shape *sh)
+static void file_save(int kind, unsigned long long id, const iso_tune_shape *sh)
 {
     const char *path = getenv("ISO_TUNE_FILE");
     char name[64], record[1024];
     FILE *f;
     if (!path || !*path)
         return;
-    candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
-    shape_record(sh, record, sizeof record);
+    candidate_name(kind, sh->won_alg, sh->won_mode, name, sizeof name);
+    shape_record(kind, sh, record, sizeof record);
     pthread_mutex_lock(&file_lock);
     if ((f = fopen(path, "a")) != NULL) { /* no file, no record: tuning goes on without it */
         fprintf(f, "iso_tune id=%016llx coll=%s bytes=%.17g reused=%d probed=%d combine=%s won=%s "
                    "# %s\n",
-                id, iso__coll_names[sh->coll], sh->bytes, sh->reused, sh->probed,
-                iso__mode_names[sh->mode], name, record);
+                id, iso__coll_names[sh->key.coll], sh->key.bytes, sh->key.reused, sh->key.probed,
+                iso__mode_names[sh->key.mode], name, record);
         fclose(f);
     }
     pthread_mutex_unlock(&file_lock);
@@ -263,7 +280,18 @@ static void file_save(unsigned long long id, const iso_tune_shape *sh)
 
 /* ---- the table of shapes ------------------------------------------------------- */
 
-static void tuner_free(void *t) { free(t); }
+iso_tuner *iso__tuner_new(unsigned long long id, int kind, const char *what)
+{
+    iso_tuner *t = calloc(1, sizeof *t);
+    if (t != NULL) {
+        t->id = id;
+        t->kind = kind;
+        snprintf(t->what, sizeof t->what, "%s", what);
+    }
+    return t;
+}
+
+void iso__tuner_free(void *t) { free(t); }
 
 /* FNV-1a over the grid and the offsets: the same on every process. */
 static unsigned long long nbh_id(const iso_nbh *nb)
@@ -282,15 +310,16 @@ static unsigned long long nbh_id(const iso_nbh *nb)
 static tuner_t *tuner_of(iso_nbh *nb)
 {
     tuner_t *t = nb->tuner;
-    if (t == NULL && (t = calloc(1, sizeof *t)) != NULL) {
-        t->id = nbh_id(nb);
+    char what[48];
+    snprintf(what, sizeof what, "s=%d", nb->s);
+    if (t == NULL && (t = iso__tuner_new(nbh_id(nb), ISO_TUNE_CART, what)) != NULL) {
         nb->tuner = t;
-        nb->tuner_free = tuner_free;
+        nb->tuner_free = iso__tuner_free;
     }
     return t;
 }
 
-static void shape_key(const iso_args *a, iso_msg_mode mode, int reused, iso_tune_shape *key)
+static void shape_key(const iso_args *a, iso_msg_mode mode, int reused, iso_tune_key *key)
 {
     key->coll = a->coll;
     key->bytes = 0.0;
@@ -300,22 +329,21 @@ static void shape_key(const iso_args *a, iso_msg_mode mode, int reused, iso_tune
     key->mode = mode;
 }
 
-static iso_tune_shape *shape_find(tuner_t *t, const iso_tune_shape *key)
+static iso_tune_shape *shape_find(const tuner_t *t, const iso_tune_key *key)
 {
     for (int k = 0; t && k < t->n; k++) {
-        iso_tune_shape *sh = &t->shapes[k];
-        if (sh->coll == key->coll && sh->bytes == key->bytes && sh->reused == key->reused &&
-            sh->probed == key->probed && sh->mode == key->mode)
-            return sh;
+        const iso_tune_key *x = &t->shapes[k].key;
+        if (x->coll == key->coll && x->bytes == key->bytes && x->reused == key->reused &&
+            x->probed == key->probed && x->mode == key->mode)
+            return (iso_tune_shape *)&t->shapes[k];
     }
     return NULL;
 }
 
-/* ISO_TUNE_TEST into sh's hooks. */
-static int test_hooks(iso_tune_shape *sh)
+/* ISO_TUNE_TEST into sh's hooks (kind: which candidates may be failed). */
+static int test_hooks(int kind, iso_tune_shape *sh)
 {
     const char *v = getenv("ISO_TUNE_TEST");
-    sh->fail_alg = -1;
     if (!v || !*v)
         return MPI_SUCCESS;
     if (!strcasecmp(v, "tie")) {
@@ -323,19 +351,38 @@ static int test_hooks(iso_tune_shape *sh)
         return MPI_SUCCESS;
     }
     if (!strncasecmp(v, "fail:", 5)) {
-        int k = iso__table_find(&iso__algorithm_table, v + 5);
-        if (k > 0 && iso__algorithms[k].shared) {
-            sh->fail_alg = k;
+        const char *alg = v + 5;
+        int k = kind == ISO_TUNE_CART ? iso__table_find(&iso__algorithm_table, alg) : -1;
+        if (kind == ISO_TUNE_CART && k > 0 && iso__algorithms[k].shared)
+            alg = iso__algorithms[k].name;
+        else if (kind == ISO_TUNE_CART || (strcasecmp(alg, "vpt") && strcasecmp(alg, "sharing")))
+            alg = NULL;
+        if (alg != NULL) {
+            snprintf(sh->fail, sizeof sh->fail, "%s", alg);
             return MPI_SUCCESS;
         }
     }
-    return iso__error_msg(ISO_ERR_INFO, "environment ISO_TUNE_TEST=\"%s\" (tie, or fail:ALG "
-                                        "for a combining algorithm)", v);
+    return iso__error_msg(ISO_ERR_INFO,
+                          "environment ISO_TUNE_TEST=\"%s\" (tie, or fail:ALG for %s)", v,
+                          kind == ISO_TUNE_CART ? "a combining algorithm" : "vpt or sharing");
+}
+
+/* Does the test hook fail candidate c of sh?  Its name is the hook's ALG,
+ * or ALG followed by its mode or shape (dimwise/pack, vpt/n3). */
+static int hook_fails(int kind, const iso_tune_shape *sh, int c)
+{
+    char name[64];
+    size_t len = strlen(sh->fail);
+    if (len == 0)
+        return 0;
+    candidate_name(kind, sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
+    return !strncasecmp(name, sh->fail, len) &&
+           (name[len] == '\0' || name[len] == '/');
 }
 
 /* Sorts the candidates by modelled cost, keeping the order of equals
  * (the model's pick among them comes first, as in iso__algorithm_select). */
-static void sort_by_cost(iso_candidate *c, int n)
+void iso__tune_sort(iso_candidate *c, int n)
 {
     for (int i = 1; i < n; i++) {
         iso_candidate x = c[i];
@@ -346,78 +393,144 @@ static void sort_by_cost(iso_candidate *c, int n)
     }
 }
 
-/* A new shape for a's calls: from the file, the model's only candidate,
- * or to be tuned.  NULL (and MPI_SUCCESS) if the table is full. */
-static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_shape *key, const iso_args *a,
-                     iso_tune_shape **out)
+/* A new shape for key: from the file, the model's only candidate, or to be
+ * tuned over cand[0..ncand) (the model's pick first; all: every candidate
+ * auto could run, for the file's records) with trials calls each.  NULL
+ * (and MPI_SUCCESS) if the table is full. */
+static int shape_add(tuner_t *t, const iso_tune_key *key, const iso_candidate *cand, int ncand,
+                     const iso_candidate *all, int nall, int trials, iso_tune_shape **out)
 {
-    iso_candidate all[ISO_MAX_CANDIDATES];
     iso_tune_shape *sh;
-    int nall, err;
+    int err;
     *out = NULL;
-    if (t->n == MAX_SHAPES)
+    if (t->n == MAX_SHAPES || ncand < 1)
         return MPI_SUCCESS;
     sh = &t->shapes[t->n];
     memset(sh, 0, sizeof *sh);
-    sh->coll = key->coll;
-    sh->bytes = key->bytes;
-    sh->reused = key->reused;
-    sh->probed = key->probed;
-    sh->mode = key->mode;
-    nall = iso__algorithm_candidates(nb, a, key->mode, key->reused, all);
-    sort_by_cost(all, nall);
-    for (int c = 0; c < nall; c++) /* close to the pick, and direct */
-        if (all[c].cost <= 2.0 * all[0].cost || all[c].alg == 0)
-            sh->cand[sh->ncand++] = all[c];
+    sh->key = *key;
+    sh->ncand = ncand < ISO_MAX_CANDIDATES ? ncand : ISO_MAX_CANDIDATES;
+    memcpy(sh->cand, cand, sizeof *cand * (size_t)sh->ncand);
     sh->won_alg = sh->cand[0].alg;
     sh->won_mode = sh->cand[0].mode;
-    if (file_winner(t->id, sh, all, nall, &sh->won_alg, &sh->won_mode)) {
+    if (file_winner(t->kind, t->id, key, all, nall, &sh->won_alg, &sh->won_mode)) {
         sh->state = SHAPE_DONE;
         sh->source = FROM_FILE;
     } else if (sh->ncand == 1) {
         sh->state = SHAPE_DONE;
         sh->source = FROM_MODEL;
     } else {
-        if ((err = test_hooks(sh)) != MPI_SUCCESS)
+        if ((err = test_hooks(t->kind, sh)) != MPI_SUCCESS)
             return err;
         sh->state = SHAPE_TUNING;
         sh->source = FROM_TRIALS;
         t->tuning++;
-        sh->trials = nb->tune < ISO_TUNE_MAX_CALLS / sh->ncand ? nb->tune
-                                                               : ISO_TUNE_MAX_CALLS / sh->ncand;
+        sh->trials = trials < ISO_TUNE_MAX_CALLS / sh->ncand ? trials
+                                                             : ISO_TUNE_MAX_CALLS / sh->ncand;
     }
     t->n++;
     *out = sh;
     return MPI_SUCCESS;
 }
 
-/* ---- selection --------------------------------------------------------------- */
+/* A new shape of the neighborhood's calls: the candidates within 2x of the
+ * model's pick, and direct. */
+static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_key *key, const iso_args *a,
+                     iso_tune_shape **out)
+{
+    iso_candidate all[ISO_MAX_CANDIDATES], cand[ISO_MAX_CANDIDATES];
+    int nall, ncand = 0;
+    nall = iso__algorithm_candidates(nb, a, key->mode, key->reused, all);
+    iso__tune_sort(all, nall);
+    for (int c = 0; c < nall; c++) /* close to the pick, and direct */
+        if (all[c].cost <= 2.0 * all[0].cost || all[c].alg == 0)
+            cand[ncand++] = all[c];
+    return shape_add(t, key, cand, ncand, all, nall, nb->tune, out);
+}
+
+/* ---- the candidate of a call --------------------------------------------------- */
+
+int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candidate *cand,
+                        int ncand, const iso_candidate *all, int nall, int trials,
+                        iso_tune_shape **out)
+{
+    if ((*out = shape_find(t, key)) != NULL)
+        return MPI_SUCCESS;
+    return shape_add(t, key, cand, ncand, all, nall, trials, out);
+}
+
+int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode)
+{
+    int c;
+    if (sh->state == SHAPE_DONE) {
+        *alg = sh->won_alg;
+        *mode = sh->won_mode;
+        return 0;
+    }
+    /* each candidate's trials in a row: its first call warms it (and on a
+     * graph its plan, the one the graph keeps, is made once, not at every
+     * trial call) */
+    (void)t;
+    c = sh->calls / sh->trials;
+    sh->current = -1;
+    if (!sh->failed[c] && hook_fails(t->kind, sh, c))
+        sh->failed[c] = 1; /* as a build that fails everywhere */
+    if (!sh->failed[c]) {
+        sh->current = c;
+        *alg = sh->cand[c].alg;
+        *mode = sh->cand[c].mode;
+    } else {
+        *alg = 0; /* this trial call runs direct, untimed */
+        *mode = ISO_MODE_PACK;
+    }
+    return 1;
+}
+
+void iso__tune_failed(iso_tune_shape *sh)
+{
+    if (sh->current >= 0)
+        sh->failed[sh->current] = 1; /* skipped from now on: cannot win */
+    sh->current = -1;
+}
+
+int iso__tune_lookup(const iso_tuner *t, int kind, unsigned long long id, const iso_tune_key *key,
+                     const iso_candidate *all, int nall, int *alg, iso_msg_mode *mode)
+{
+    const iso_tune_shape *sh = shape_find(t, key);
+    if (sh != NULL) {
+        if (sh->state != SHAPE_DONE)
+            return 0;
+        *alg = sh->won_alg;
+        *mode = sh->won_mode;
+        return 1;
+    }
+    if (key->bytes <= 0.0 || getenv("ISO_TUNE_FILE") == NULL || !file_has_records())
+        return 0;
+    return file_winner(kind, id, key, all, nall, alg, mode);
+}
+
+/* ---- selection on a Cartesian neighborhood ------------------------------------- */
 
 void iso__tune_known(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused, int *alg,
                      iso_msg_mode *chosen)
 {
-    iso_tune_shape key, *sh;
+    iso_tune_key key;
+    iso_candidate all[ISO_MAX_CANDIDATES];
+    int n = 0;
+    if (nb->tune <= 0)
+        return;
     shape_key(a, mode, reused, &key);
-    sh = shape_find(nb->tuner, &key);
-    if (sh != NULL && sh->state == SHAPE_DONE) {
-        *alg = sh->won_alg;
-        *chosen = sh->won_mode;
-    } else if (sh == NULL && nb->tune > 0) { /* a record of an earlier run */
-        iso_candidate all[ISO_MAX_CANDIDATES];
-        int n;
-        if (key.bytes <= 0.0 || getenv("ISO_TUNE_FILE") == NULL || !file_has_records())
-            return;
-        n = iso__algorithm_candidates(nb, a, mode, reused, all);
-        file_winner(nbh_id(nb), &key, all, n, alg, chosen);
-    }
+    if (shape_find(nb->tuner, &key) == NULL && getenv("ISO_TUNE_FILE") != NULL)
+        n = iso__algorithm_candidates(nb, a, mode, reused, all); /* a record of an earlier run */
+    iso__tune_lookup(nb->tuner, ISO_TUNE_CART, nbh_id(nb), &key, all, n, alg, chosen);
 }
 
 int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *alg,
                        iso_msg_mode *chosen, iso_sched **sched, iso_tune_shape **trial)
 {
     tuner_t *t = tuner_of(nb);
-    iso_tune_shape key, *sh;
-    int err, c;
+    iso_tune_key key;
+    iso_tune_shape *sh;
+    int err;
     *trial = NULL;
     shape_key(a, mode, 1, &key);
     if ((sh = shape_find(t, &key)) == NULL && t != NULL &&
@@ -428,27 +541,12 @@ int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *a
             return err;
         return iso__schedule_get(nb, a, *alg, sched);
     }
-    if (sh->state == SHAPE_DONE) {
-        *alg = sh->won_alg;
-        *chosen = sh->won_mode;
+    if (!iso__tune_next(t, sh, alg, chosen))
         return iso__schedule_get(nb, a, *alg, sched);
-    }
     *trial = sh;
-    c = sh->calls / sh->trials; /* a block of consecutive calls per candidate */
-    sh->current = -1;
-    if (!sh->failed[c]) {
-        *alg = sh->cand[c].alg;
-        *chosen = sh->cand[c].mode;
-        err = *alg == sh->fail_alg
-                  ? iso__error_msg(ISO_ERR_ALGORITHM, "ISO_TUNE_TEST fails %s",
-                                   iso__algorithms[*alg].name)
-                  : iso__schedule_get(nb, a, *alg, sched);
-        if (err == MPI_SUCCESS) {
-            sh->current = c;
-            return MPI_SUCCESS;
-        }
-        sh->failed[c] = 1; /* skipped from now on: cannot win */
-    }
+    if (sh->current >= 0 && iso__schedule_get(nb, a, *alg, sched) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    iso__tune_failed(sh);
     *alg = 0; /* this trial call runs direct, untimed */
     *chosen = ISO_MODE_PACK;
     return iso__schedule_get(nb, a, *alg, sched);
@@ -471,19 +569,19 @@ static double median(double *v, int n)
 }
 
 /* ISO_VERBOSE: rank 0 says once per shape what was tried and what won. */
-static void report(MPI_Comm comm, const char *fn, const iso_nbh *nb, const iso_tune_shape *sh)
+static void report(MPI_Comm comm, const char *fn, const tuner_t *t, const iso_tune_shape *sh)
 {
     char what[128], name[64], tried[200] = "";
     for (int c = 0; c < sh->ncand; c++) {
-        candidate_name(sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
+        candidate_name(t->kind, sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
         if (sh->median[c] == HUGE_VAL)
             append(tried, sizeof tried, "%s%s failed", c ? ", " : "", name);
         else
             append(tried, sizeof tried, "%s%s %.2f us", c ? ", " : "", name,
                    sh->median[c] * 1e6);
     }
-    snprintf(what, sizeof what, "%s: s=%d, %.17g B per block", fn, nb->s, sh->bytes);
-    candidate_name(sh->won_alg, sh->won_mode, name, sizeof name);
+    snprintf(what, sizeof what, "%s: %s, %.17g B per block", fn, t->what, sh->key.bytes);
+    candidate_name(t->kind, sh->won_alg, sh->won_mode, name, sizeof name);
     iso__report_choice(comm, what, 1, name,
                        " by tuning (medians of %d warm calls, max over processes: %s; %d "
                        "trial calls took %.1f us)",
@@ -493,7 +591,8 @@ static void report(MPI_Comm comm, const char *fn, const iso_nbh *nb, const iso_t
 /* The last trial call: one allreduce of each candidate's median and the
  * time spent (MAX), then the least median wins, a tie going to the
  * candidate the model ranks first; direct if every candidate failed. */
-static int agree(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn, iso_tune_shape *sh)
+static int agree(tuner_t *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
+                 iso_tune_shape *sh)
 {
     double v[ISO_MAX_CANDIDATES + 1];
     int ready, err, best = -1;
@@ -513,61 +612,67 @@ static int agree(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn, iso
     sh->won_alg = best >= 0 ? sh->cand[best].alg : 0;
     sh->won_mode = best >= 0 ? sh->cand[best].mode : ISO_MODE_PACK;
     sh->state = SHAPE_DONE;
-    ((tuner_t *)nb->tuner)->tuning--;
-    if (nb->verbose)
-        report(comm, fn, nb, sh);
+    t->tuning--;
+    if (verbose)
+        report(comm, fn, t, sh);
     if (MPI_Comm_rank(priv->comm, &ready) == MPI_SUCCESS && ready == 0)
-        file_save(((tuner_t *)nb->tuner)->id, sh);
+        file_save(t->kind, t->id, sh);
     return MPI_SUCCESS;
 }
 
 iso_tune_shape *iso__tune_trial_of(iso_nbh *nb, const iso_args *a)
 {
     tuner_t *t = nb->tuner;
-    iso_tune_shape key, *sh;
+    iso_tune_key key;
+    iso_tune_shape *sh;
     if (t == NULL || t->tuning == 0 || nb->algorithm != ISO_ALG_AUTO)
         return NULL;
     shape_key(a, nb->mode, 1, &key);
-    sh = shape_find(t, &key);
-    if (sh == NULL || sh->state != SHAPE_TUNING)
+    if ((sh = shape_find(t, &key)) == NULL || sh->state != SHAPE_TUNING)
         return NULL;
     sh->current = sh->calls / sh->trials; /* kept only within its candidate's block */
     return sh;
 }
 
-int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
-                  iso_tune_shape *sh, const iso_args *a, struct iso_request_s *r, int reused)
+int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
+                  iso_tune_shape *sh, struct iso_request_s *r, struct iso_request_s **keep)
 {
-    double t0, t;
-    int err;
-    iso__world_errors_return(1); /* once for start and wait (MPICH) */
+    double t0, t1, t2;
+    int ready, err;
+    iso__world_errors_return(1); /* once for the barrier, start and wait (MPICH) */
     t0 = MPI_Wtime();
-    if ((err = iso__request_start(r)) == MPI_SUCCESS)
+    /* Every process starts together: a call's time is then its own, not
+     * the skew the previous collective left (under SMPI on a torus, tens of
+     * microseconds: direct measured 65 us against 25 started together). */
+    if ((err = iso__priv_ready(priv, 1, &ready)) == MPI_SUCCESS)
+        err = MPI_Barrier(priv->comm);
+    t1 = MPI_Wtime();
+    if (err == MPI_SUCCESS && (err = iso__request_start(r)) == MPI_SUCCESS)
         err = iso__request_wait(r);
-    t = MPI_Wtime() - t0;
+    t2 = MPI_Wtime();
     iso__world_errors_return(0);
+    if (keep != NULL)
+        *keep = NULL;
     if (err != MPI_SUCCESS) {
         iso__request_destroy(r);
         return err;
     }
-    sh->spent += t;
-    /* the first call of a candidate's block is not timed unless it is the
-     * only one: it meets the processes skewed by the previous candidate
-     * and its buffers cold, which a run of calls of one schedule does not */
+    sh->spent += t2 - t0; /* the barrier included */
+    /* the first call of a block meets its candidate cold (buffers, types)
+     * and is not counted unless it is the only one */
     if (sh->current >= 0 && (sh->calls % sh->trials != 0 || sh->trials == 1) &&
         sh->ntimes[sh->current] < ISO_TUNE_MAX_CALLS)
-        sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : t;
+        sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : t2 - t1;
     sh->calls++;
-    /* the next call of the block takes r from the call cache, warm, as a
-     * run of calls would; a failed candidate's direct calls are not kept */
-    if (sh->current >= 0 && sh->calls % sh->trials != 0)
-        iso__callcache_put(nb, a, r, reused);
+    /* the block's next call runs the same candidate: r for it, warm (a
+     * failed candidate's direct calls are not kept) */
+    if (keep != NULL && sh->current >= 0 && sh->calls % sh->trials != 0)
+        *keep = r;
     else
         iso__request_destroy(r);
     if (sh->calls < sh->ncand * sh->trials)
         return MPI_SUCCESS;
-    iso__callcache_drop(nb, a->coll); /* no trial request outlives the tuning */
-    return agree(nb, priv, comm, fn, sh);
+    return agree(t, verbose, priv, comm, fn, sh);
 }
 
 /* ---- the query --------------------------------------------------------------- */
@@ -575,14 +680,20 @@ int iso__tune_run(iso_nbh *nb, iso_priv *priv, MPI_Comm comm, const char *fn,
 int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len)
 {
     iso_state *st;
+    iso_graph *g = NULL;
     const tuner_t *t;
-    int err;
+    int err, graph = 0;
     if (state == NULL || index < 0 || len < 0 || (record == NULL && len > 0))
         return iso__raise(isocomm, iso__error_msg(ISO_ERR_ARG, "state is NULL, index < 0, len < "
                                                                "0 or record NULL with len > 0"));
-    if ((err = iso__state_get(isocomm, 0, &st)) != MPI_SUCCESS)
+    /* a distributed graph communicator's tuner (tune_graph.c), else the
+     * neighborhood's */
+    if ((err = iso__state_get(isocomm, 0, &st)) == MPI_SUCCESS)
+        t = st->nbh->tuner;
+    else if (iso__graph_get(isocomm, 0, &graph, &g) == MPI_SUCCESS && graph)
+        t = g != NULL ? g->tuner : NULL;
+    else
         return iso__raise(isocomm, err);
-    t = st->nbh->tuner;
     *state = 0;
     if (len > 0)
         record[0] = '\0';
@@ -590,6 +701,6 @@ int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len
         return MPI_SUCCESS;
     *state = t->shapes[index].state == SHAPE_DONE ? 2 : 1;
     if (len > 0)
-        shape_record(&t->shapes[index], record, (size_t)len);
+        shape_record(t->kind, &t->shapes[index], record, (size_t)len);
     return MPI_SUCCESS;
 }
