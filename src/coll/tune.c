@@ -5,13 +5,12 @@
  * and every schedule the model puts within 2x of its pick.  The next
  * candidates x trials blocking calls of that shape run the candidates in
  * blocks of trials consecutive calls, in the model's order; each call is
- * timed with MPI_Wtime around start and wait (simulated time under SMPI),
- * after a barrier on the private communicator so that all start together
- * (the skew the previous collective left is not the candidate's), and the
- * first call of a block, which meets the candidate cold, is not counted
- * unless it is the only one.  On a Cartesian neighborhood the call cache
- * keeps the candidate's request between the calls of its block, as it
- * will keep the winner's.  The last
+ * timed with MPI_Wtime around start and wait (simulated time under SMPI;
+ * on a graph after a barrier, iso__tune_run says why), and the first call
+ * of a block, which meets the candidate cold, is not counted unless it is
+ * the only one.  On a Cartesian neighborhood the call cache keeps the
+ * candidate's request between the calls of its block, as it will keep the
+ * winner's.  The last
  * of them agrees with one MPI_Allreduce (MAX) on each candidate's median
  * over processes and on the time spent; the least wins, a tie going to the
  * candidate the model ranks first.  Every process makes the same trial
@@ -638,13 +637,18 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
                   iso_tune_shape *sh, struct iso_request_s *r, struct iso_request_s **keep)
 {
     double t0, t1, t2;
-    int ready, err;
+    int ready, err = MPI_SUCCESS;
     iso__world_errors_return(1); /* once for the barrier, start and wait (MPICH) */
     t0 = MPI_Wtime();
-    /* Every process starts together: a call's time is then its own, not
-     * the skew the previous collective left (under SMPI on a torus, tens of
-     * microseconds: direct measured 65 us against 25 started together). */
-    if ((err = iso__priv_ready(priv, 1, &ready)) == MPI_SUCCESS)
+    /* On a graph every process starts together: a call's time is then its
+     * own, not the skew the previous collective left (under SMPI on a
+     * torus, tens of microseconds: direct measured 65 us against 25
+     * started together), as in an SpMV iteration, one exchange between
+     * computations.  Cartesian trials run back to back, as halo exchanges
+     * and isobench's batches do: started together, a pack-mode call on
+     * MPICH at 2 ranks measured 4.5-5.5 us against 1.9 in a run of calls,
+     * and the tuner picked datatype mode, 1.5x slower there. */
+    if (t->kind == ISO_TUNE_GRAPH && (err = iso__priv_ready(priv, 1, &ready)) == MPI_SUCCESS)
         err = MPI_Barrier(priv->comm);
     t1 = MPI_Wtime();
     if (err == MPI_SUCCESS && (err = iso__request_start(r)) == MPI_SUCCESS)
