@@ -34,6 +34,8 @@ int iso__mb_post(struct iso_mailbox_s *mb, int hop)
         s->len = b->len;
         mb->nsends++;
         mb->inflight += b->len;
+        if ((long long)mb->inflight > mb->stats.peak_inflight)
+            mb->stats.peak_inflight = (long long)mb->inflight;
         mb->sent++;
         mb->stats.msgs++;
         mb->stats.bytes += (long long)b->len;
@@ -101,6 +103,8 @@ int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int src, int dst, const v
         memset(b->data + b->len + ISO_MB_HDR + bytes, 0, rec - ISO_MB_HDR - bytes);
     b->len += rec;
     mb->queued += rec;
+    if ((long long)mb->queued > mb->stats.peak_queued)
+        mb->stats.peak_queued = (long long)mb->queued;
     mb->stats.records++;
     if (mb->queued >= mb->capacity)
         return iso__mb_post_all(mb);

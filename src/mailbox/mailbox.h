@@ -92,6 +92,7 @@ typedef struct {
     long long msgs, bytes;            /* MPI messages (buffers) this process posted */
     long long remote_msgs, remote_bytes; /* of them to a process on another node */
     long long records, forwarded;     /* records queued; of them forwarded for others */
+    long long peak_queued, peak_inflight; /* the most bytes ever queued / in posted sends */
 } iso_mb_stats;
 
 struct iso_mailbox_s {
