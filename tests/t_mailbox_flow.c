@@ -38,7 +38,7 @@
 
 static int P, ME;
 
-#define FLOOD 3000
+#define FLOOD 2000
 #define MAXEXTRA 32
 
 static uint64_t mix(uint64_t x)

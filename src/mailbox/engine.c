@@ -172,6 +172,23 @@ static int by_index_down(const void *a, const void *b)
     return *(const int *)b - *(const int *)a;
 }
 
+/* MPI_Waitsome (block) or MPI_Testsome.  The SMPI build's compat layer
+ * (src/compat/smpi.h) makes its nonblocking allreduce, the wave, a request
+ * of its own that only its Wait/Test wrappers progress, and it wraps
+ * Waitany and Testany but not the -some forms: there one completion at a
+ * time. */
+static int wait_some(int n, MPI_Request *reqs, int block, int *out, int *idx, MPI_Status *sts)
+{
+#ifdef ISO_SMPI_COMPAT
+    int flag = 1, err;
+    err = block ? MPI_Waitany(n, reqs, idx, sts) : MPI_Testany(n, reqs, idx, &flag, sts);
+    *out = err != MPI_SUCCESS || !flag ? 0 : idx[0] == MPI_UNDEFINED ? MPI_UNDEFINED : 1;
+    return err;
+#else
+    return block ? MPI_Waitsome(n, reqs, out, idx, sts) : MPI_Testsome(n, reqs, out, idx, sts);
+#endif
+}
+
 /* The requests waited on: the nslots receives, the wave, then the sends.
  * One MPI_Waitsome / MPI_Testsome takes every completion at once (one scan
  * of the array, not one per completion).  The completed sends are released
@@ -210,12 +227,10 @@ int iso__mb_progress(struct iso_mailbox_s *mb, int block)
         reqs[nr] = mb->wave;
         for (int i = 0; i < mb->nsends; i++)
             reqs[nr + 1 + i] = mb->sends[i].req;
-        if (block) { /* MPI's own progress while nothing has arrived */
-            err = MPI_Waitsome(n, reqs, &out, idx, sts);
-            block = 0; /* one wait; then take what else is there */
-        } else {
-            err = MPI_Testsome(n, reqs, &out, idx, sts);
-        }
+        /* block: MPI's own progress while nothing has arrived; one wait,
+         * then take what else is there */
+        err = wait_some(n, reqs, block, &out, idx, sts);
+        block = 0;
         if (err != MPI_SUCCESS || out == MPI_UNDEFINED || out == 0)
             break;
         /* the sends' indices (as send numbers) to the front, apart */
