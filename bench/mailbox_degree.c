@@ -28,7 +28,8 @@
  *   @row exp=mailbox_degree graph=.. scale=.. edges_per_rank=.. np=.. nodes=..
  *        competitor=ROUTING capacity=.. time_us=.. msgs_per_s=..
  *        mpi_msgs_per_proc=.. remote_msgs_per_proc=.. remote_kb_per_proc=..
- *        forwarded_per_proc=.. check=ok|FAILED
+ *        forwarded_per_proc=.. peak_queued=.. peak_inflight=.. check=ok|FAILED
+ * (peak_*: the most bytes any one process held queued / in posted sends)
  * (bench/mailbox_scale.py reads it). */
 #include <mpi.h>
 #include <stdint.h>
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
     size_t capacity = (size_t)16 << 20;
     double t0, t1, tg, dt, tmax;
     long long counts[4], totals[4]; /* MPI messages, remote ones, remote bytes, forwarded */
+    long long peaks[2], maxpeaks[2]; /* the most bytes queued / in flight on a process */
     int nodes;
     const char *routing;
     counter c;
@@ -107,10 +109,13 @@ int main(int argc, char **argv)
     counts[1] = mb->stats.remote_msgs;
     counts[2] = mb->stats.remote_bytes;
     counts[3] = mb->stats.forwarded;
+    peaks[0] = mb->stats.peak_queued;
+    peaks[1] = mb->stats.peak_inflight;
     nodes = mb->routes.loc->nnodes;
     routing = iso__mb_routing_names[mb->routes.routing];
     Iso_mailbox_free(&mb);
     MPI_Allreduce(counts, totals, 4, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(peaks, maxpeaks, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     dt = t1 - t0;
     MPI_Allreduce(&dt, &tmax, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
@@ -152,16 +157,17 @@ int main(int argc, char **argv)
         printf("time_s=%.4f gen_s=%.4f msgs_per_s=%.4g\n", tmax, tg,
                tmax > 0 ? 2.0 * (double)E * P / tmax : 0.0);
         printf("nodes=%d routing=%s mpi_msgs_per_proc=%.1f remote_msgs_per_proc=%.1f "
-               "forwarded_per_proc=%.1f\n", nodes, routing, (double)totals[0] / P,
-               (double)totals[1] / P, (double)totals[3] / P);
+               "forwarded_per_proc=%.1f peak_queued=%lld peak_inflight=%lld\n", nodes, routing,
+               (double)totals[0] / P, (double)totals[1] / P, (double)totals[3] / P, maxpeaks[0],
+               maxpeaks[1]);
         printf("check %s\n", ok ? "ok" : "FAILED");
         printf("@row exp=mailbox_degree graph=%s scale=%d edges_per_rank=%llu np=%d nodes=%d "
                "competitor=%s capacity=%zu time_us=%.4f msgs_per_s=%.6g mpi_msgs_per_proc=%.1f "
                "remote_msgs_per_proc=%.1f remote_kb_per_proc=%.2f forwarded_per_proc=%.1f "
-               "check=%s\n", argv[1], scale, (unsigned long long)E, P, nodes, routing, capacity,
+               "peak_queued=%lld peak_inflight=%lld check=%s\n", argv[1], scale, (unsigned long long)E, P, nodes, routing, capacity,
                tmax * 1e6, tmax > 0 ? 2.0 * (double)E * P / tmax : 0.0, (double)totals[0] / P,
                (double)totals[1] / P, (double)totals[2] / 1024.0 / P, (double)totals[3] / P,
-               ok ? "ok" : "FAILED");
+               maxpeaks[0], maxpeaks[1], ok ? "ok" : "FAILED");
     }
     free(edges);
     free(c.degree);

@@ -788,13 +788,19 @@ ISO_API int Iso_alltoallv_crs(int send_nnz, const int dest[], const int sendcoun
  * mailbox (MPI_THREAD_SERIALIZED suffices); different mailboxes may be used
  * by different threads under MPI_THREAD_MULTIPLE.
  *
- * Memory: the queue holds at most capacity_bytes plus one message at the
- * top level of a call; the sends in flight are kept at most capacity_bytes
- * by waiting (while receiving) before a call returns; two receive buffers
- * of 2 x capacity_bytes each.  Inside one received buffer's callbacks,
- * what they send is posted without waiting (flow control resumes when the
- * buffer is done).  Every process must keep calling into the mailbox
- * (eventually wait_empty) for the others' sends to complete.
+ * Memory: the queue holds at most capacity_bytes plus one message; the
+ * sends in flight are kept at most capacity_bytes by waiting (while
+ * receiving) before a call returns; a process forwarding for others
+ * (nl, nr, nlnr, vpt) holds an arrived buffer back, unreceived, while the
+ * hop level it feeds has more than capacity_bytes in flight, so that
+ * without sends from callbacks the sends in flight never exceed
+ * levels x (capacity_bytes + 2 x bufmax) (levels: the hops a message can
+ * still have to go, 1 for none, 2 for nl and nr, 3 for nlnr, n for vpt;
+ * bufmax about 2 x capacity_bytes: the largest buffer); two receive
+ * buffers of bufmax per level.  What callbacks send is posted without
+ * waiting (flow control resumes when their buffer is done).  Every
+ * process must keep calling into the mailbox (eventually wait_empty) for
+ * the others' sends to complete.
  *
  * Routing: info key iso_route or environment ISO_ROUTE (info wins):
  *   none  every message straight to its destination

@@ -135,8 +135,11 @@ static void mailbox_release(struct iso_mailbox_s *m)
     if (m == NULL)
         return;
     iso__mb_buffers_free(m);
-    for (int i = 0; i < ISO_MB_NRECV; i++)
+    for (int i = 0; i < m->nslots; i++)
         free(m->recv_buf[i]);
+    for (int l = 1; l < ISO_MB_MAXLEVELS; l++)
+        if (m->lcomm[l] != MPI_COMM_NULL)
+            MPI_Comm_free(&m->lcomm[l]);
     if (m->waves != MPI_COMM_NULL && m->waves != m->comm)
         MPI_Comm_free(&m->waves);
     if (m->comm != MPI_COMM_NULL)
@@ -144,7 +147,7 @@ static void mailbox_release(struct iso_mailbox_s *m)
     free(m);
 }
 
-/* What each process can check alone, and the buffers (before the
+/* What each process can check alone (before the
  * agreement, so that a failure is everyone's). */
 static int setup_local(struct iso_mailbox_s *m, size_t capacity, Iso_mailbox_recv_fn recv,
                        Iso_mailbox *mb, MPI_Info info, options_t *o)
@@ -161,11 +164,23 @@ static int setup_local(struct iso_mailbox_s *m, size_t capacity, Iso_mailbox_rec
         return err;
     m->capacity = capacity;
     m->bufmax = ISO_MB_PAD(capacity) + ISO_MB_RECORD(capacity);
-    m->queue = calloc((size_t)m->p, sizeof *m->queue);
-    m->filled = malloc(sizeof(int) * (size_t)m->p);
+    return MPI_SUCCESS;
+}
+
+/* The buffers for the levels that the routing may need (vpt: n; auto:
+ * nlnr's, create drops what the routing chosen does not use). */
+static int setup_buffers(struct iso_mailbox_s *m, const options_t *o, int n)
+{
+    m->levels = o->routing == ISO_MB_NONE                            ? 1
+                : o->routing == ISO_MB_NL || o->routing == ISO_MB_NR ? 2
+                : o->routing == ISO_MB_VPT                           ? n
+                                                                     : 3;
+    m->nslots = m->levels * ISO_MB_NRECV;
+    m->queue = calloc((size_t)m->levels * (size_t)m->p, sizeof *m->queue);
+    m->filled = malloc(sizeof(int) * (size_t)m->levels * (size_t)m->p);
     if (m->queue == NULL || m->filled == NULL)
         return iso__error(ISO_ERR_NOMEM);
-    for (int i = 0; i < ISO_MB_NRECV; i++)
+    for (int i = 0; i < m->nslots; i++)
         if ((m->recv_buf[i] = malloc(m->bufmax)) == NULL)
             return iso__error(ISO_ERR_NOMEM);
     return MPI_SUCCESS;
@@ -183,7 +198,9 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
         return iso__error(ISO_ERR_NOMEM); /* not collective: nothing can be shared */
     m->comm = m->waves = MPI_COMM_NULL;
     m->wave = MPI_REQUEST_NULL;
-    for (int i = 0; i < ISO_MB_NRECV; i++)
+    for (int l = 0; l < ISO_MB_MAXLEVELS; l++)
+        m->lcomm[l] = MPI_COMM_NULL;
+    for (int i = 0; i < ISO_MB_MAXLEVELS * ISO_MB_NRECV; i++)
         m->recv_req[i] = MPI_REQUEST_NULL;
     m->user = comm;
     m->recv = recv;
@@ -211,6 +228,8 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
     err = setup_local(m, capacity, recv, mb, info, &o);
     if (!err && (o.routing == ISO_MB_VPT || o.routing == ISO_MB_AUTO))
         err = iso__vpt_shape(&o.vpt, m->p, &n, dims);
+    if (!err)
+        err = setup_buffers(m, &o, n);
     for (int d = 0; d < n; d++)
         shape = shape * 1000003 + dims[d];
     ag.nsame = 4;
@@ -236,6 +255,22 @@ static int create(MPI_Comm comm, size_t capacity, Iso_mailbox_recv_fn recv, void
     m->routes.p = m->p;
     m->routes.n = n;
     memcpy(m->routes.dims, dims, sizeof dims);
+    /* the routing's levels (at most those allocated for), one
+     * communicator each: a receive takes one level only (engine.c) */
+    m->levels = iso__mb_levels(&m->routes);
+    m->lcomm[0] = m->comm;
+    for (int l = 1; l < m->levels && !err; l++)
+        if ((err = MPI_Comm_dup(m->comm, &m->lcomm[l])) == MPI_SUCCESS)
+            err = MPI_Comm_set_errhandler(m->lcomm[l], MPI_ERRORS_RETURN);
+    for (int i = m->levels * ISO_MB_NRECV; i < m->nslots; i++) {
+        free(m->recv_buf[i]);
+        m->recv_buf[i] = NULL;
+    }
+    m->nslots = m->levels * ISO_MB_NRECV;
+    if (err) {
+        mailbox_release(m);
+        return err;
+    }
     if (o.verbose)
         iso__report_choice(comm, "Iso_mailbox_create", o.routing == ISO_MB_AUTO,
                            iso__mb_routing_names[m->routes.routing], " on %d regions (%s)",
@@ -329,7 +364,7 @@ int Iso_mailbox_send(Iso_mailbox mb, int dest, const void *msg, size_t bytes)
 {
     long long before;
     MPI_Comm errcomm;
-    int err, nlocal;
+    int err, nlocal, hop;
     if ((err = live_check(mb, 0, &errcomm)) != MPI_SUCCESS)
         return iso__raise(errcomm, err);
     if (dest < 0 || dest >= mb->p)
@@ -340,8 +375,9 @@ int Iso_mailbox_send(Iso_mailbox mb, int dest, const void *msg, size_t bytes)
         return iso__raise(mb->user, err);
     before = mb->stats.msgs;
     nlocal = mb->nlocal;
-    err = iso__mb_enqueue(mb, dest == mb->me ? dest : iso__mb_next_hop(&mb->routes, mb->me, dest),
-                          mb->me, dest, msg, bytes);
+    hop = dest == mb->me ? dest : iso__mb_next_hop(&mb->routes, mb->me, dest);
+    err = iso__mb_enqueue(mb, hop, iso__mb_level(&mb->routes, hop, dest), mb->me, dest, msg,
+                          bytes);
     if (!err)
         err = after_queue(mb, before, nlocal);
     return iso__raise(mb->user, err);

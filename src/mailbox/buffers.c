@@ -1,4 +1,6 @@
-/* Coalescing (DESIGN.md, "Mailbox"): one buffer per next hop; a buffer is
+/* Coalescing (DESIGN.md, "Mailbox"): one buffer per next hop and level
+ * (the hops the records still have to go from there: flow control needs
+ * the levels apart, engine.c); a buffer is
  * posted as one MPI message when the next record would make it exceed
  * bufmax (capacity + one record), and all buffers are posted once the
  * queue holds capacity bytes.  Posting never waits and never runs a
@@ -8,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int iso__mb_post(struct iso_mailbox_s *mb, int hop)
+int iso__mb_post(struct iso_mailbox_s *mb, int slot)
 {
-    iso_mb_buf *b = &mb->queue[hop];
-    int err;
+    iso_mb_buf *b = &mb->queue[slot];
+    int hop = slot % mb->p, level = slot / mb->p, err;
     if (b->len == 0)
         return MPI_SUCCESS;
     if (hop == mb->me) { /* to oneself: the local list, processed by the engine */
@@ -27,13 +29,16 @@ int iso__mb_post(struct iso_mailbox_s *mb, int hop)
             return err;
         s = &mb->sends[mb->nsends];
         if ((err = MPI_Isend(b->data, (int)b->len, MPI_BYTE, hop, (int)(mb->epoch & 1),
-                               mb->comm, &s->req)) !=
-            MPI_SUCCESS)
+                               mb->lcomm[level], &s->req)) != MPI_SUCCESS)
             return err;
         s->data = b->data;
         s->len = b->len;
+        s->level = level;
         mb->nsends++;
         mb->inflight += b->len;
+        mb->inflight_level[level] += b->len;
+        if ((long long)mb->inflight > mb->stats.peak_inflight)
+            mb->stats.peak_inflight = (long long)mb->inflight;
         mb->sent++;
         mb->stats.msgs++;
         mb->stats.bytes += (long long)b->len;
@@ -44,9 +49,9 @@ int iso__mb_post(struct iso_mailbox_s *mb, int hop)
     }
     mb->queued -= b->len;
     *b = (iso_mb_buf){NULL, 0, 0};
-    /* drop hop from the filled list (order does not matter) */
+    /* drop slot from the filled list (order does not matter) */
     for (int i = 0; i < mb->nfilled; i++)
-        if (mb->filled[i] == hop) {
+        if (mb->filled[i] == slot) {
             mb->filled[i] = mb->filled[--mb->nfilled];
             break;
         }
@@ -61,14 +66,18 @@ int iso__mb_post_all(struct iso_mailbox_s *mb)
     return err;
 }
 
-int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int src, int dst, const void *msg,
-                    size_t bytes)
+int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int level, int src, int dst,
+                    const void *msg, size_t bytes)
 {
-    iso_mb_buf *b = &mb->queue[hop];
+    /* to oneself: one list, whatever the level (the records are delivered) */
+    int slot = hop == mb->me ? hop : level * mb->p + hop, err;
+    iso_mb_buf *b = &mb->queue[slot];
     size_t rec = ISO_MB_RECORD(bytes);
     iso_mb_header h = {src, dst, (uint32_t)bytes, 0};
-    int err;
-    if (b->len > 0 && b->len + rec > mb->bufmax && (err = iso__mb_post(mb, hop)) != MPI_SUCCESS)
+    if (level < 0 || level >= mb->levels)
+        return iso__error_msg(ISO_ERR_INTERN, "mailbox: a record of level %d (routing has %d)",
+                              level, mb->levels);
+    if (b->len > 0 && b->len + rec > mb->bufmax && (err = iso__mb_post(mb, slot)) != MPI_SUCCESS)
         return err;
     if (b->len == 0) {
         /* a fresh buffer: bufmax bounds it, allocate what this record needs
@@ -83,7 +92,7 @@ int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int src, int dst, const v
             b->data = d;
             b->cap = want;
         }
-        mb->filled[mb->nfilled++] = hop;
+        mb->filled[mb->nfilled++] = slot;
     } else if (b->len + rec > b->cap) {
         size_t want = b->cap * 2 < b->len + rec ? b->len + rec : b->cap * 2;
         char *d;
@@ -101,6 +110,8 @@ int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int src, int dst, const v
         memset(b->data + b->len + ISO_MB_HDR + bytes, 0, rec - ISO_MB_HDR - bytes);
     b->len += rec;
     mb->queued += rec;
+    if ((long long)mb->queued > mb->stats.peak_queued)
+        mb->stats.peak_queued = (long long)mb->queued;
     mb->stats.records++;
     if (mb->queued >= mb->capacity)
         return iso__mb_post_all(mb);
@@ -110,7 +121,7 @@ int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int src, int dst, const v
 void iso__mb_buffers_free(struct iso_mailbox_s *mb)
 {
     if (mb->queue)
-        for (int q = 0; q < mb->p; q++)
+        for (int q = 0; q < mb->levels * mb->p; q++)
             free(mb->queue[q].data);
     for (int i = 0; i < mb->nlocal; i++)
         free(mb->local[i].data);

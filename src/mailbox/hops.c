@@ -69,6 +69,36 @@ int iso__mb_next_hop(const iso_mb_routes *r, int at, int dest)
     }
 }
 
+int iso__mb_levels(const iso_mb_routes *r)
+{
+    switch (r->routing) {
+    case ISO_MB_NONE:
+        return 1;
+    case ISO_MB_NL:
+    case ISO_MB_NR:
+        return 2;
+    case ISO_MB_NLNR:
+        return 3;
+    default:
+        return r->n; /* one hop per dimension at most */
+    }
+}
+
+int iso__mb_level(const iso_mb_routes *r, int at, int dst)
+{
+    int hops = 0;
+    if (dst < 0) { /* the depth of the broadcast tree below a record of this stage */
+        int stage = -1 - dst;
+        return stage >= ISO_MB_BC_VPT   ? r->n - (stage - ISO_MB_BC_VPT)
+               : stage == ISO_MB_BC_GATE ? 2
+               : stage == ISO_MB_BC_NODE || stage == ISO_MB_BC_SPREAD ? 1
+                                                                      : 0;
+    }
+    for (; at != dst; hops++)
+        at = iso__mb_next_hop(r, at, dst);
+    return hops;
+}
+
 /* Every other process of at's node gets `stage`. */
 static int to_node(const iso_locality *l, int at, int stage, iso_mb_emit emit,
                    struct iso_mailbox_s *mb)

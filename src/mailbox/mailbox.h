@@ -39,8 +39,10 @@ typedef struct {
 /* The largest capacity: a buffer (at most capacity + one record) must fit
  * an int count of bytes. */
 #define ISO_MB_MAX_CAPACITY ((size_t)1 << 29)
-/* Receives kept posted at all times. */
+/* Receives kept posted per level (engine.c), and the most levels: a
+ * route has at most ISO_VPT_MAXDIMS hops. */
 #define ISO_MB_NRECV 2
+#define ISO_MB_MAXLEVELS ISO_VPT_MAXDIMS
 
 typedef struct {
     char *data;
@@ -52,6 +54,7 @@ typedef struct {
     MPI_Request req;
     char *data;
     size_t len;
+    int level;
 } iso_mb_send;
 
 /* ---- routing (hops.c) ------------------------------------------------------ */
@@ -69,6 +72,16 @@ typedef struct {
 /* The process a message for dest moves to from process at (at != dest):
  * a function of (at, dest) alone, so forwarding needs no state. */
 int iso__mb_next_hop(const iso_mb_routes *r, int at, int dest);
+
+/* Levels (DESIGN.md, "Flow control"): a record's level on arrival at
+ * process `at` is the number of hops it still has to go from there (dst >=
+ * 0: to dst; dst < 0: the broadcast stage -1 - dst, the depth of the tree
+ * below at).  Forwarding always lowers it: a process that processes a
+ * buffer of level L queues only records of levels below L.  Buffers travel
+ * per level; iso__mb_levels is the number of levels of the routing (1 for
+ * none, 2 for nl and nr, 3 for nlnr, n for vpt). */
+int iso__mb_levels(const iso_mb_routes *r);
+int iso__mb_level(const iso_mb_routes *r, int at, int dst);
 
 /* Broadcast stages: what a process that receives a broadcast record with
  * that stage forwards (it always delivers it to its own callback). */
@@ -92,11 +105,16 @@ typedef struct {
     long long msgs, bytes;            /* MPI messages (buffers) this process posted */
     long long remote_msgs, remote_bytes; /* of them to a process on another node */
     long long records, forwarded;     /* records queued; of them forwarded for others */
+    long long peak_queued, peak_inflight; /* the most bytes ever queued / in posted sends */
+    long long held;                   /* arrived buffers held back by flow control */
 } iso_mb_stats;
 
 struct iso_mailbox_s {
     MPI_Comm user;        /* the user's communicator: errors are raised there */
-    MPI_Comm comm;        /* private duplicate for the mailbox's traffic */
+    MPI_Comm comm;        /* private duplicate for the mailbox's traffic (level 0) */
+    MPI_Comm lcomm[ISO_MB_MAXLEVELS]; /* buffers of level l travel on lcomm[l]
+                                         (lcomm[0] = comm, the others duplicates) */
+    int levels;           /* iso__mb_levels of the routing */
     MPI_Comm waves;       /* the termination waves' communicator: comm, or in the
                              SMPI build a second duplicate (api.c, create) */
     int me, p;
@@ -105,22 +123,29 @@ struct iso_mailbox_s {
     void *ctx;
     iso_mb_routes routes;
     /* coalescing (buffers.c) */
-    iso_mb_buf *queue;    /* [p] per next hop (queue[me]: messages to oneself) */
-    int *filled, nfilled; /* hops whose buffer is not empty */
+    iso_mb_buf *queue;    /* [levels * p]: queue[l * p + hop] per level and next hop
+                             (queue[me]: messages to oneself) */
+    int *filled, nfilled; /* slots (l * p + hop) whose buffer is not empty */
     size_t queued;        /* bytes in queue[] */
     /* buffers on their way (engine.c) */
     iso_mb_send *sends;
     int nsends, sends_cap;
     size_t inflight;      /* bytes of posted sends not completed */
+    size_t inflight_level[ISO_MB_MAXLEVELS]; /* of them per level */
     iso_mb_buf *local;    /* buffers to oneself, posted, not processed yet */
     int nlocal, local_cap;
     size_t local_bytes;
-    MPI_Request recv_req[ISO_MB_NRECV];
-    char *recv_buf[ISO_MB_NRECV];
-    /* a buffer of the next epoch that arrived while this process still
-     * waits for the end of the current one: held (its count), unprocessed
-     * and its receive not posted again, until the epoch ends */
-    int held[ISO_MB_NRECV], held_count[ISO_MB_NRECV];
+    /* receive slot i (levels * ISO_MB_NRECV of them) takes buffers of
+     * level i / ISO_MB_NRECV */
+    int nslots;
+    MPI_Request recv_req[ISO_MB_MAXLEVELS * ISO_MB_NRECV];
+    char *recv_buf[ISO_MB_MAXLEVELS * ISO_MB_NRECV];
+    /* an arrived buffer held unprocessed, its receive not posted again
+     * (its count and tag): a buffer of the next epoch, while this process
+     * still waits for the end of the current one; or a buffer to forward
+     * while the level below has more than capacity bytes in flight */
+    int held[ISO_MB_MAXLEVELS * ISO_MB_NRECV], held_count[ISO_MB_MAXLEVELS * ISO_MB_NRECV];
+    int held_tag[ISO_MB_MAXLEVELS * ISO_MB_NRECV];
     /* epoch: wait_empty calls completed; buffers travel with tag epoch % 2 */
     long long epoch;
     long long sent, received; /* MPI messages posted / processed (termination) */
@@ -129,7 +154,6 @@ struct iso_mailbox_s {
     MPI_Request wave;
     long long wave_in[2], wave_out[2], last_out[2];
     int have_last, wave_done;
-    int wave_waiting; /* inside wait_empty: held buffers stay held */
     iso_mb_stats stats;
     /* the broadcast being spread (iso__mb_emit_bcast's payload) */
     int bc_src;
@@ -139,13 +163,15 @@ struct iso_mailbox_s {
 };
 
 /* ---- coalescing (buffers.c) -------------------------------------------------- */
-/* Appends a record (header src, dst, bytes; payload msg) to the buffer of
- * next hop `hop`; posts that buffer first if the record would not fit in
- * bufmax, and posts every buffer once the queue holds capacity bytes. */
-int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int src, int dst, const void *msg,
-                    size_t bytes);
-/* Posts the buffer of hop (a send, or the local list for oneself). */
-int iso__mb_post(struct iso_mailbox_s *mb, int hop);
+/* Appends a record (header src, dst, bytes; payload msg) of level `level`
+ * (its iso__mb_level at hop) to the buffer of next hop `hop`; posts that
+ * buffer first if the record would not fit in bufmax, and posts every
+ * buffer once the queue holds capacity bytes. */
+int iso__mb_enqueue(struct iso_mailbox_s *mb, int hop, int level, int src, int dst,
+                    const void *msg, size_t bytes);
+/* Posts the buffer of slot (level * p + hop): a send, or the local list
+ * for oneself. */
+int iso__mb_post(struct iso_mailbox_s *mb, int slot);
 /* Posts every buffer that holds records. */
 int iso__mb_post_all(struct iso_mailbox_s *mb);
 /* Releases the queue and the local list (free). */
@@ -158,7 +184,7 @@ int iso__mb_recv_start(struct iso_mailbox_s *mb);
 int iso__mb_recv_cancel(struct iso_mailbox_s *mb);
 /* Handles what has completed: finished sends, arrived buffers (delivered
  * and forwarded), buffers to oneself, the termination wave (which sets
- * mb->wave_done).  block: waits in MPI_Waitany for at least one event
+ * mb->wave_done).  block: waits in MPI_Waitsome for at least one event
  * first.  Never call with mb->busy. */
 int iso__mb_progress(struct iso_mailbox_s *mb, int block);
 /* Flow control at the top level: posts everything queued once the queue

@@ -21,7 +21,13 @@
  * by receiving).  Idle everywhere and nothing in transit is final: nothing
  * can send again.  Conversely, once that holds, two more waves see equal
  * sums, so the loop ends.  Every process sees the same sums and decides
- * the same, in the same wave. */
+ * the same, in the same wave.
+ *
+ * Buffers held by flow control (engine.c) are counted received only when
+ * they are processed: until then they are in transit for the waves, and
+ * processing one is receiving (it leaves idleness).  The flow control's
+ * own argument (DESIGN.md, "Flow control") says that they are processed
+ * eventually, so the waves still end. */
 #include "mailbox/mailbox.h"
 
 /* Post and process until this process is idle (nothing queued, nothing to
@@ -39,12 +45,11 @@ int iso__mb_quiesce(struct iso_mailbox_s *mb)
     int err;
     mb->have_last = 0;
     /* Buffers of this epoch that arrived (held) while the previous
-     * wait_empty was ending are processed here at the latest: once
-     * wave_waiting is set they would stay held, uncounted, and the waves
-     * would never see S = R (a broadcast-only phase after a send phase hung). */
+     * wait_empty was ending are processed from here on (progress takes a
+     * held buffer once its tag is the epoch's); until then they count as
+     * sent and not received, so no wave can see S = R without them. */
     if ((err = iso__mb_progress(mb, 0)) != MPI_SUCCESS)
         return err;
-    mb->wave_waiting = 1;
     for (;;) {
         if ((err = become_idle(mb)) != MPI_SUCCESS)
             return err;
@@ -55,7 +60,7 @@ int iso__mb_quiesce(struct iso_mailbox_s *mb)
             return err;
         mb->wave_done = 0;
         while (!mb->wave_done) {
-            /* blocks in MPI_Waitany (arrivals, sends, or the wave), then
+            /* blocks in MPI_Waitsome (arrivals, sends, or the wave), then
              * sends what arrivals queued at once, within the flow control */
             if ((err = iso__mb_progress(mb, 1)) != MPI_SUCCESS ||
                 (err = iso__mb_exchange(mb, 1)) != MPI_SUCCESS)
@@ -70,7 +75,6 @@ int iso__mb_quiesce(struct iso_mailbox_s *mb)
     }
     /* the next epoch: held buffers of it are processed from now on */
     mb->epoch++;
-    mb->wave_waiting = 0;
     /* every buffer sent was received: the sends complete at once */
     return iso__mb_sends_complete(mb);
 }
