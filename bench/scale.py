@@ -67,6 +67,11 @@ KS = [64, 256, 1024, 4096]
 # power-law and circuit matrices (latency-bound) and two meshes.
 MATRICES = ["ca-GrQc", "PGPgiantcompo", "rajat01", "USpowerGrid", "add32", "bcspwr10", "3elt",
             "delaunay_n16"]
+# From K = 512 on, one spmv launch per matrix: a launch costs minutes of
+# simulator CPU per variant there (bgq, ca-GrQc METIS: direct 64 s, vpt n=7
+# 96 s; bench/results/2026-11-26-scale-spmv-k512-SIMULATED.md), so that a
+# launch ends within --timeout and one that does not loses one matrix only.
+SPMV_SPLIT_K = 512
 ISO_SHAPES = [("3D Moore r1", "--shape moore --dim 3 --radius 1 --periodic"),  # the cheaper first
               ("2D Moore r3", "--shape moore --dim 2 --radius 3 --periodic")]
 ISO_VARIANTS = ["hand", "direct", "dimwise:pack", "dimwise:datatype", "bruck:pack",
@@ -104,14 +109,18 @@ def items(args):
                     out.append(("exchange", label, "bench/isobench",
                                 "%s --sizes %s --variants %s --iters 1 --reps %d"
                                 % (opts, sizes, ",".join(ISO_VARIANTS), args.reps), platform, k))
-            if "spmv" in parts:  # one launch per partition: every matrix
-                paths = ",".join(os.path.join(args.matrix_dir, name + ".mtx.gz")
-                                 for name in args.matrices.split(","))
-                for part in ("rows", "metis"):
-                    out.append(("spmv", "%d matrices %s" % (len(args.matrices.split(",")), part),
-                                "bench/spmv", "--matrix %s --partition %s --variants "
-                                "direct,vpt,sharing,auto --iters 1 --reps %d" % (paths, part, args.reps),
-                                platform, k))
+            if "spmv" in parts:  # one launch per partition: every matrix (K >= 512: each)
+                names = args.matrices.split(",")
+                groups = [names] if k < SPMV_SPLIT_K else [[name] for name in names]
+                for group in groups:
+                    paths = ",".join(os.path.join(args.matrix_dir, name + ".mtx.gz")
+                                     for name in group)
+                    what = "%d matrices" % len(group) if len(group) > 1 else group[0]
+                    for part in ("rows", "metis"):
+                        out.append(("spmv", "%s %s" % (what, part), "bench/spmv",
+                                    "--matrix %s --partition %s --variants direct,vpt,sharing,"
+                                    "auto --iters 1 --reps %d" % (paths, part, args.reps),
+                                    platform, k))
             if "sdde" in parts:  # one launch: every matrix, both forms
                 paths = ",".join(os.path.join(args.matrix_dir, name + ".mtx.gz")
                                  for name in args.matrices.split(","))

@@ -15,10 +15,11 @@
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
  * or .gz) and partitions the rows (contiguous, balanced by nonzeros; or
- * METIS), every rank gets both by broadcast; x is partitioned like the
- * rows.  Each process lists the x entries its rows need from the others
- * and tells their owners with Iso_alltoallv_crs (the pattern as an SDDE;
- * checked against what the matrix says), then the distributed graph
+ * METIS); every rank gets the partition by broadcast and only its own rows
+ * by scatter; x is partitioned like the rows.  Each process lists the x
+ * entries its rows need from the others and tells their owners with
+ * Iso_alltoallv_crs (the pattern as an SDDE; checked against what rank 0
+ * computes from the whole matrix, scattered to the owners), then the distributed graph
  * (MPI_Dist_graph_create_adjacent: sources = the owners it needs from,
  * destinations = the processes that asked it; indegree may differ from
  * outdegree).  One iteration = pack the requested x entries, exchange,
@@ -117,17 +118,19 @@ static void die_msg(const char *msg)
     exit(2);
 }
 
-/* Rank 0 reads, everyone gets the CSR matrix. */
-static void read_and_share(const char *path, mm_matrix *m)
+/* Rank 0 reads the matrix into *whole and partitions its rows; everyone
+ * gets the header and part (n entries); all abort if it cannot be read. */
+static void read_and_partition(const char *path, int metis, mm_matrix *whole, int **part)
 {
     long hdr[4] = {0};
     char err[512];
+    memset(whole, 0, sizeof *whole);
     if (rank == 0) {
-        if (mm_read(path, m, err, sizeof err)) {
+        if (mm_read(path, whole, err, sizeof err)) {
             fprintf(stderr, "spmv: %s\n", err);
             hdr[0] = -1;
         } else {
-            hdr[0] = m->n, hdr[1] = m->rows, hdr[2] = m->cols, hdr[3] = m->nnz;
+            hdr[0] = whole->n, hdr[1] = whole->rows, hdr[2] = whole->cols, hdr[3] = whole->nnz;
         }
     }
     MPI_Bcast(hdr, 4, MPI_LONG, 0, MPI_COMM_WORLD);
@@ -135,43 +138,132 @@ static void read_and_share(const char *path, mm_matrix *m)
         MPI_Abort(MPI_COMM_WORLD, 2);
     if (hdr[3] > 0x7fffffffL)
         die_msg("more than 2^31 nonzeros");
-    if (rank != 0) {
-        m->n = (int)hdr[0], m->rows = (int)hdr[1], m->cols = (int)hdr[2], m->nnz = hdr[3];
-        m->rowptr = xmalloc(sizeof(int) * ((size_t)m->n + 1));
-        m->col = xmalloc(sizeof(int) * (size_t)(m->nnz + 1));
-        m->val = xmalloc(sizeof(double) * (size_t)(m->nnz + 1));
+    if (rank != 0)
+        whole->n = (int)hdr[0], whole->rows = (int)hdr[1], whole->cols = (int)hdr[2],
+        whole->nnz = hdr[3];
+    *part = xmalloc(sizeof(int) * ((size_t)whole->n + 1));
+    if (rank == 0) {
+        if (metis) {
+            if (part_metis(whole, nprocs, *part, err, sizeof err)) {
+                fprintf(stderr, "spmv: %s\n", err);
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+        } else {
+            part_rows_nnz(whole, nprocs, *part);
+        }
     }
-    MPI_Bcast(m->rowptr, m->n + 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(m->col, (int)m->nnz, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(m->val, (int)m->nnz, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Bcast(*part, whole->n, MPI_INT, 0, MPI_COMM_WORLD);
 }
 
-/* The received SDDE pattern against nd: process q asked me for exactly the
- * columns of nd[q] that I own, in that order.  Returns the errors here. */
-static int check_sdde(const mm_needs *nd, const int *part, int nsrc, const int *src,
-                      const int *cnt, const int *displs, const int *vals)
+/* Each rank gets only its rows of rank 0's *whole, in *mine: the same n and
+ * row numbers, the other rows empty (so that a process's memory does not
+ * grow with the matrix: at K = 512 in one simulator process, the whole
+ * matrix on every rank was gigabytes).  Row lengths by broadcast of the
+ * row pointers, columns and values by scatter, rows in ascending order. */
+static void distribute_rows(const mm_matrix *whole, const int *part, mm_matrix *mine)
+{
+    int n = whole->n, *cnt = NULL, *dsp = NULL, *scol = NULL, mynnz = 0;
+    double *sval = NULL;
+    *mine = *whole;
+    mine->rowptr = xmalloc(sizeof(int) * ((size_t)n + 1));
+    if (rank == 0)
+        memcpy(mine->rowptr, whole->rowptr, sizeof(int) * ((size_t)n + 1));
+    MPI_Bcast(mine->rowptr, n + 1, MPI_INT, 0, MPI_COMM_WORLD);
+    /* global row lengths -> my rows only */
+    for (int r = n - 1; r >= 0; r--)
+        mine->rowptr[r + 1] = part[r] == rank ? mine->rowptr[r + 1] - mine->rowptr[r] : 0;
+    mine->rowptr[0] = 0;
+    for (int r = 0; r < n; r++)
+        mine->rowptr[r + 1] += mine->rowptr[r];
+    mynnz = mine->rowptr[n];
+    mine->nnz = mynnz;
+    mine->col = xmalloc(sizeof(int) * ((size_t)mynnz + 1));
+    mine->val = xmalloc(sizeof(double) * ((size_t)mynnz + 1));
+    if (rank == 0) { /* the entries grouped by owner, rows ascending within */
+        long long *fill = xmalloc(sizeof(long long) * ((size_t)nprocs + 1));
+        cnt = xmalloc(sizeof(int) * (size_t)nprocs), dsp = xmalloc(sizeof(int) * (size_t)nprocs);
+        memset(cnt, 0, sizeof(int) * (size_t)nprocs);
+        for (int r = 0; r < n; r++)
+            cnt[part[r]] += whole->rowptr[r + 1] - whole->rowptr[r];
+        for (int q = 0, d = 0; q < nprocs; d += cnt[q], q++)
+            dsp[q] = d, fill[q] = d;
+        scol = xmalloc(sizeof(int) * (size_t)(whole->nnz + 1));
+        sval = xmalloc(sizeof(double) * (size_t)(whole->nnz + 1));
+        for (int r = 0; r < n; r++)
+            for (int e = whole->rowptr[r]; e < whole->rowptr[r + 1]; e++) {
+                long long at = fill[part[r]]++;
+                scol[at] = whole->col[e], sval[at] = whole->val[e];
+            }
+        free(fill);
+    }
+    MPI_Scatterv(scol, cnt, dsp, MPI_INT, mine->col, mynnz, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Scatterv(sval, cnt, dsp, MPI_DOUBLE, mine->val, mynnz, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    free(cnt), free(dsp), free(scol), free(sval);
+}
+
+/* The requests each process must receive in the SDDE, from rank 0's view of
+ * the whole pattern nd (the oracle): for process o, for q ascending with
+ * columns owned by o in nd[q]: q, their count, the columns in nd[q]'s order.
+ * Scattered; *len gets the ints of mine. */
+static int *expected_requests(const mm_needs *nd, const int *part, int *len)
+{
+    int *cnt = NULL, *dsp = NULL, *all = NULL, *mine;
+    if (rank == 0) {
+        long long total = 0, *fill;
+        int *last = xmalloc(sizeof(int) * (size_t)nprocs);
+        cnt = xmalloc(sizeof(int) * (size_t)nprocs), dsp = xmalloc(sizeof(int) * (size_t)nprocs);
+        fill = xmalloc(sizeof(long long) * (size_t)nprocs);
+        for (int o = 0; o < nprocs; o++)
+            cnt[o] = 0, last[o] = -1;
+        for (int q = 0; q < nprocs; q++) /* nd[q] is sorted by owner: one run per owner */
+            for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
+                int o = part[nd->col[i]];
+                cnt[o] += 1 + (last[o] != q) * 2, last[o] = q;
+            }
+        for (int o = 0; o < nprocs; o++)
+            dsp[o] = (int)total, fill[o] = total, total += cnt[o], last[o] = -1;
+        if (total > 0x7fffffffLL)
+            die_msg("SDDE pattern too large for the check");
+        all = xmalloc(sizeof(int) * (size_t)(total + 1));
+        for (int q = 0; q < nprocs; q++) {
+            long long count_at = -1; /* the count field of q's current record */
+            for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
+                int o = part[nd->col[i]];
+                if (last[o] != q) { /* a new record for owner o: q, count, columns */
+                    all[fill[o]++] = q, count_at = fill[o], all[fill[o]++] = 0, last[o] = q;
+                }
+                all[count_at]++;
+                all[fill[o]++] = nd->col[i];
+            }
+        }
+        free(fill), free(last);
+    }
+    MPI_Scatter(cnt, 1, MPI_INT, len, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    mine = xmalloc(sizeof(int) * ((size_t)*len + 1));
+    MPI_Scatterv(all, cnt, dsp, MPI_INT, mine, *len, MPI_INT, 0, MPI_COMM_WORLD);
+    free(cnt), free(dsp), free(all);
+    return mine;
+}
+
+/* The received SDDE pattern against the expected requests (expected_requests):
+ * process q asked me for exactly the columns of its needs that I own, in that
+ * order.  Returns the errors here. */
+static int check_sdde(const int *expect, int len, int nsrc, const int *src, const int *cnt,
+                      const int *displs, const int *vals)
 {
     int k = 0, bad = 0;
-    for (int q = 0; q < nprocs; q++) {
-        int c = 0;
-        long long first = -1;
-        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++)
-            if (part[nd->col[i]] == rank) {
-                if (first < 0)
-                    first = i;
-                c++;
-            }
-        if (c == 0)
-            continue;
+    for (int at = 0; at < len; k++) {
+        int q = expect[at], c = expect[at + 1];
         if (k >= nsrc || src[k] != q || cnt[k] != c ||
-            memcmp(vals + displs[k], nd->col + first, sizeof(int) * (size_t)c))
+            memcmp(vals + displs[k], expect + at + 2, sizeof(int) * (size_t)c))
             bad++;
-        k++;
+        at += 2 + c;
     }
     return bad + (k != nsrc);
 }
 
-static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, problem *pb)
+static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, const int *expect,
+                  int elen, problem *pb)
 {
     int *loc = xmalloc(sizeof(int) * ((size_t)m->n + 1)), nd_me, ndest = 0, *dest, *cnt, *dsp;
     int recv_nnz, *src = NULL, *rcnt = NULL, *rdsp = NULL, *rvals = NULL, bad, allbad, *ones;
@@ -200,7 +292,7 @@ static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, probl
     }
     TRY(Iso_alltoallv_crs(ndest, dest, cnt, dsp, MPI_INT, nd->col + lo, &recv_nnz, &src, &rcnt,
                           &rdsp, MPI_INT, (void **)&rvals, MPI_INFO_NULL, MPI_COMM_WORLD));
-    bad = check_sdde(nd, part, recv_nnz, src, rcnt, rdsp, rvals);
+    bad = check_sdde(expect, elen, recv_nnz, src, rcnt, rdsp, rvals);
     MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (allbad)
         die_msg("Iso_alltoallv_crs gave a wrong x-vector pattern");
@@ -451,44 +543,38 @@ static void tune_graph(problem *pb)
 static int bench(const char *path, int metis, variant *v, int nv, int reps, int iters,
                  long long header, int strict)
 {
-    mm_matrix m;
-    mm_needs nd;
+    mm_matrix whole, m;
+    mm_needs nd, all_nd = {NULL, NULL};
     problem pb;
-    int *part, *order = xmalloc(sizeof(int) * (size_t)nv), failed = 0;
+    int *part, *order = xmalloc(sizeof(int) * (size_t)nv), failed = 0, *expect, elen;
     unsigned seed = 4711u;
     char base[256];
     long long bl_buf, *mptr = NULL, *mbytes = NULL;
     int *mdest = NULL;
-    char err[512];
 
-    memset(&m, 0, sizeof m);
     snprintf(base, sizeof base, "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
     if (strstr(base, ".mtx"))
         *strstr(base, ".mtx") = '\0';
-    read_and_share(path, &m);
-    part = xmalloc(sizeof(int) * ((size_t)m.n + 1));
-    if (rank == 0) {
-        if (metis) {
-            if (part_metis(&m, nprocs, part, err, sizeof err)) {
-                fprintf(stderr, "spmv: %s\n", err);
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-        } else {
-            part_rows_nnz(&m, nprocs, part);
-        }
-    }
-    MPI_Bcast(part, m.n, MPI_INT, 0, MPI_COMM_WORLD);
-    if (mm_needs_compute(&m, part, nprocs, &nd))
+    read_and_partition(path, metis, &whole, &part);
+    distribute_rows(&whole, part, &m);
+    /* rank 0, from the whole matrix: the pattern for the model and the SDDE's oracle */
+    if (rank == 0 && (mm_needs_compute(&whole, part, nprocs, &all_nd) ||
+                      mm_sends_by_source(&all_nd, part, nprocs, sizeof(double), &mptr, &mdest,
+                                         &mbytes)))
         die_msg("out of memory");
-    setup(&m, part, &nd, &pb);
-    if (rank == 0) {
-        if (mm_sends_by_source(&nd, part, nprocs, sizeof(double), &mptr, &mdest, &mbytes))
-            die_msg("out of memory");
+    expect = expected_requests(&all_nd, part, &elen);
+    if (rank == 0)
         printf("\n## %s: %d x %d, %ld nonzeros, %d ranks, partition %s; %lld x entries move "
                "in %lld messages\n",
-               base, m.rows, m.cols, m.nnz, nprocs, metis ? "metis" : "rows (by nonzeros)",
-               nd.ptr[nprocs], mptr[nprocs]);
-    }
+               base, whole.rows, whole.cols, whole.nnz, nprocs,
+               metis ? "metis" : "rows (by nonzeros)", all_nd.ptr[nprocs], mptr[nprocs]);
+    mm_needs_free(&all_nd);
+    mm_free(&whole);
+    /* every rank, from its rows: what it needs of x */
+    if (mm_needs_compute(&m, part, nprocs, &nd))
+        die_msg("out of memory");
+    setup(&m, part, &nd, expect, elen, &pb);
+    free(expect);
     { /* MPICH 4.0.2 has delivered wrong data with indegree != outdegree: say how common */
         int differ = pb.indeg != pb.outdeg, ndiffer = 0;
         MPI_Reduce(&differ, &ndiffer, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
