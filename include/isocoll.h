@@ -419,7 +419,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * candidates are direct and every schedule (algorithm and combining mode)
  * the cost model puts within 2x of its pick; the next N x candidates
  * blocking calls of that shape run them in turn (every call delivers its
- * data), timed with MPI_Wtime after a barrier (all start together); the
+ * data), each candidate's in a row (the first not counted: it warms the
+ * candidate), timed with MPI_Wtime, back to back (on a graph
+ * communicator after a barrier: all start together); the
  * last of them agrees on the winner with
  * one MPI_Allreduce (each candidate's median time, max over processes),
  * so every process chooses the same at the same call; a tie goes to the
@@ -450,7 +452,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  *   won=dimwise/datatype calls=12/12 cost=131.4us
  * (source: trials, model (a single candidate) or file; tried: the
  * candidates in the model's order with their agreed medians; cost: the
- * time of all trial calls and their barriers, max over processes). */
+ * time of all trial calls, and on a graph their barriers, max over
+ * processes). */
 ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len);
 
 /* ---------------------------------------------------------------------- */

@@ -70,6 +70,16 @@ static int graph_candidates(const iso_graph *g, long long mmax, long long mean_b
     return n;
 }
 
+/* A trial call of auto's tuning whose candidate could not be made (err):
+ * the candidate is skipped from now on, as on a Cartesian neighborhood, so
+ * that the next calls of the shape go on (tune.c); err is returned. */
+static int trial_failed(iso_tune_shape *trial, int err)
+{
+    if (err != MPI_SUCCESS && trial != NULL)
+        iso__tune_failed(trial);
+    return err;
+}
+
 /* ---- the request on a graph communicator ----------------------------------------- */
 
 int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o,
@@ -147,7 +157,7 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     }
     if (!sharing) {
         if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
-            return err;
+            return trial_failed(trial ? *trial : NULL, err);
         priv = v->priv;
     }
     key.n = n;
@@ -177,5 +187,5 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
         }
     }
     iso__route_plan_free(&plan);
-    return err;
+    return trial_failed(trial ? *trial : NULL, err);
 }

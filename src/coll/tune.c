@@ -468,7 +468,6 @@ int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mod
     /* each candidate's trials in a row: its first call warms it (and on a
      * graph its plan, the one the graph keeps, is made once, not at every
      * trial call) */
-    (void)t;
     c = sh->calls / sh->trials;
     sh->current = -1;
     if (!sh->failed[c] && hook_fails(t->kind, sh, c))
@@ -676,7 +675,16 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
         iso__request_destroy(r);
     if (sh->calls < sh->ncand * sh->trials)
         return MPI_SUCCESS;
-    return agree(t, verbose, priv, comm, fn, sh);
+    if ((err = agree(t, verbose, priv, comm, fn, sh)) != MPI_SUCCESS) {
+        /* no agreement (the error is raised): the model's pick from now
+         * on, so that no later call takes a candidate past the last */
+        sh->state = SHAPE_DONE;
+        sh->source = FROM_MODEL;
+        sh->won_alg = sh->cand[0].alg;
+        sh->won_mode = sh->cand[0].mode;
+        t->tuning--;
+    }
+    return err;
 }
 
 /* ---- the query --------------------------------------------------------------- */

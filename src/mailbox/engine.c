@@ -7,7 +7,8 @@
  * have L hops to go) is processed only while every level below L has at
  * most capacity bytes of this process's sends in flight; otherwise it is
  * held in its receive slot, and that receive is not posted again, so its
- * senders' sends stay unfinished (their own flow control then waits).
+ * senders' sends stay unfinished (their own flow control then waits; a send
+ * below MPI's eager limit completes anyway, its bytes held by MPI).
  * Level 0 is never held back, and processing a level-L buffer queues only
  * records of lower levels: by induction over the levels every held buffer
  * is processed eventually (DESIGN.md, "Flow control").

@@ -188,11 +188,14 @@ int iso__bundle_pack(iso_bundle *b, int origin, int dest, const void *data, int 
         return err;
     put_header(ch, origin, dest, bytes);
     pos = ch->len;
-    if ((err = iso__pack(data, count, type, ch->buf, ch->len + bytes, &pos, comm)) != MPI_SUCCESS)
-        return err;
+    err = iso__pack(data, count, type, ch->buf, ch->len + bytes, &pos, comm);
     /* packed data is the type signature's bytes (a homogeneous system) */
-    if (pos != ch->len + bytes)
-        return iso__error(ISO_ERR_INTERN);
+    if (err == MPI_SUCCESS && pos != ch->len + bytes)
+        err = iso__error(ISO_ERR_INTERN);
+    if (err != MPI_SUCCESS) { /* no header without its data: the bundle stays well formed */
+        ch->len -= ISO_SUB_HDR;
+        return err;
+    }
     ch->len = pos;
     return MPI_SUCCESS;
 }

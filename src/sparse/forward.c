@@ -247,12 +247,18 @@ static int fwd_start(struct iso_request_s *req)
 static void fwd_destroy(struct iso_request_s *req)
 {
     fwd_req *r = (fwd_req *)req;
+    int sending = 0;
     for (int i = 0; i < r->nsends; i++) /* after an error: they complete on their own */
-        if (r->sends[i] != MPI_REQUEST_NULL)
+        if (r->sends[i] != MPI_REQUEST_NULL) {
             MPI_Request_free(&r->sends[i]);
-    for (int b = 0; r->bundles && b < r->first[r->nstages]; b++)
+            sending = 1;
+        }
+    /* a freed active send still reads its chunk: the bundles are then
+     * left allocated (an error path only), as iso__xchg_free leaves tally */
+    for (int b = 0; !sending && r->bundles && b < r->first[r->nstages]; b++)
         iso__bundle_free(&r->bundles[b]);
-    free(r->bundles);
+    if (!sending)
+        free(r->bundles);
     free(r->sends);
     free(r->expected);
     r->result.ext = NULL;
