@@ -34,8 +34,8 @@
 #include "isocoll.h"
 #include "oracle.h"
 #include "tap.h"
+#include "tune_record.h"
 
-#define REC 1024
 
 static int rank, size, calls;
 static MPI_Comm cart;
@@ -82,21 +82,6 @@ static MPI_Comm make_iso(const char *tune)
     return iso;
 }
 
-/* The value of word key= in rec (up to the next space) into out. */
-static void word(const char *rec, const char *key, char *out, size_t len)
-{
-    const char *p = strstr(rec, key);
-    size_t n = 0;
-    out[0] = '\0';
-    if (!p)
-        return;
-    p += strlen(key);
-    while (p[n] && p[n] != ' ' && n + 1 < len)
-        n++;
-    memcpy(out, p, n);
-    out[n] = '\0';
-}
-
 /* Runs checked calls until shape `index` is decided (at most 25): the
  * calls it took, its record in rec. */
 static int tune_shape(MPI_Comm iso, int index, int count, char *rec, const char *what)
@@ -111,17 +96,6 @@ static int tune_shape(MPI_Comm iso, int index, int count, char *rec, const char 
     }
     CHECK_EQ_INT(state, 2, "%s: decided after %d calls: \"%s\"", what, made, rec);
     return made;
-}
-
-/* Every process has the same record text. */
-static void check_same(const char *rec, const char *what)
-{
-    char *all = rank == 0 ? malloc((size_t)size * REC) : NULL;
-    MPI_Gather(rec, REC, MPI_CHAR, all, REC, MPI_CHAR, 0, MPI_COMM_WORLD);
-    for (int q = 1; rank == 0 && q < size; q++)
-        CHECK(!strcmp(all, all + (size_t)q * REC), "%s: rank %d has \"%s\", rank 0 \"%s\"",
-              what, q, all + (size_t)q * REC, all);
-    free(all);
 }
 
 /* "alg" or "alg/mode" of a persistent request of the shape (1 double). */
@@ -142,14 +116,6 @@ static void persistent_runs(MPI_Comm iso, char *out, size_t len)
             snprintf(out, len, "%s/%s", alg, mode);
         Iso_request_free(&req);
     }
-}
-
-/* The first candidate of the tried list (the model's pick), without its
- * median. */
-static void first_tried(const char *rec, char *out, size_t len)
-{
-    word(rec, "tried=", out, len);
-    out[strcspn(out, ",:")] = '\0';
 }
 
 static char model_pick[64];
@@ -240,20 +206,6 @@ static void test_fail(void)
     CHECK(strstr(rec, failed) != NULL, "\"%s\" lacks \"%s\"", rec, failed);
     CHECK(strncmp(won, alg, strlen(alg)) != 0, "failed %s won: \"%s\"", alg, rec);
     tap_result(MPI_COMM_WORLD, "a candidate that fails is skipped, the calls stay correct");
-}
-
-static void expect_info_error(int rc, const char *key, const char *value)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    Iso_error cls = (Iso_error)0;
-    Iso_error_class(rc, &cls);
-    CHECK_EQ_INT(cls, ISO_ERR_INFO, "%s=%s", key, value);
-    if (rc != MPI_SUCCESS) {
-        MPI_Error_string(rc, msg, &len);
-        CHECK(strstr(msg, key) && strstr(msg, value), "message \"%s\" names %s and %s", msg,
-              key, value);
-    }
 }
 
 static void test_bad(void)

@@ -32,8 +32,8 @@
 
 #include "isocoll.h"
 #include "tap.h"
+#include "tune_record.h"
 
-#define REC 1024
 enum { A2A, A2AV, A2AW, NFORMS };
 static const char *form_names[] = {"alltoall", "alltoallv", "alltoallw"};
 
@@ -195,32 +195,6 @@ static int checked_call(MPI_Comm g, int form, const char *what)
     return rc;
 }
 
-/* The value of word key= in rec (up to the next space) into out. */
-static void word(const char *rec, const char *key, char *o, size_t len)
-{
-    const char *p = strstr(rec, key);
-    size_t n = 0;
-    o[0] = '\0';
-    if (!p)
-        return;
-    p += strlen(key);
-    while (p[n] && p[n] != ' ' && n + 1 < len)
-        n++;
-    memcpy(o, p, n);
-    o[n] = '\0';
-}
-
-/* Every process has the same record text. */
-static void check_same(const char *rec, const char *what)
-{
-    char *all = rank == 0 ? malloc((size_t)size * REC) : NULL;
-    MPI_Gather(rec, REC, MPI_CHAR, all, REC, MPI_CHAR, 0, MPI_COMM_WORLD);
-    for (int q = 1; rank == 0 && q < size; q++)
-        CHECK(!strcmp(all, all + (size_t)q * REC), "%s: rank %d has \"%s\", rank 0 \"%s\"",
-              what, q, all + (size_t)q * REC, all);
-    free(all);
-}
-
 /* Runs checked calls of form until shape index is decided (at most 25):
  * the calls it took; its record in rec. */
 static int tune_shape(MPI_Comm g, int form, int index, char *rec, const char *what)
@@ -280,14 +254,6 @@ static void persistent_runs(MPI_Comm g, const char *tune, char *o, size_t len)
     }
     MPI_Info_free(&info);
     bufs_free(&b);
-}
-
-/* The first candidate of the tried list (the model's pick for the
- * shape), without its median. */
-static void first_tried(const char *rec, char *o, size_t len)
-{
-    word(rec, "tried=", o, len);
-    o[strcspn(o, ",:")] = '\0';
 }
 
 static char model_persistent[64];
@@ -383,21 +349,6 @@ static void test_fail(const char *alg)
     clear_env();
     MPI_Comm_free(&g);
     tap_result(MPI_COMM_WORLD, "ISO_TUNE_TEST=%s: skipped, calls correct, another wins", hook);
-}
-
-/* rc is ISO_ERR_INFO and its message names key and value. */
-static void expect_info_error(int rc, const char *key, const char *value)
-{
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    Iso_error cls = (Iso_error)0;
-    Iso_error_class(rc, &cls);
-    CHECK_EQ_INT(cls, ISO_ERR_INFO, "%s=%s", key, value);
-    if (rc != MPI_SUCCESS) {
-        MPI_Error_string(rc, msg, &len);
-        CHECK(strstr(msg, key) && strstr(msg, value), "message \"%s\" names %s and %s", msg,
-              key, value);
-    }
 }
 
 static void test_bad(void)
