@@ -104,19 +104,24 @@ int iso__xchg_receive(iso_xchg *x, int block, int *got)
     }
 }
 
-int iso__xchg_sends_done(iso_xchg *x, int block, int *done)
+int iso__requests_done(int n, MPI_Request *reqs, int block, int *done)
 {
     *done = 1;
-    if (x->nsends == 0)
+    if (n == 0)
         return MPI_SUCCESS;
 /* MPICH's access attributes make gcc flag MPI_STATUSES_IGNORE (NULL). */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
 #pragma GCC diagnostic ignored "-Wstringop-overflow"
     if (block)
-        return MPI_Waitall(x->nsends, x->sends, MPI_STATUSES_IGNORE);
-    return MPI_Testall(x->nsends, x->sends, done, MPI_STATUSES_IGNORE);
+        return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    return MPI_Testall(n, reqs, done, MPI_STATUSES_IGNORE);
 #pragma GCC diagnostic pop
+}
+
+int iso__xchg_sends_done(iso_xchg *x, int block, int *done)
+{
+    return iso__requests_done(x->nsends, x->sends, block, done);
 }
 
 void iso__xchg_free(iso_xchg *x)

@@ -171,14 +171,7 @@ static int advance(fwd_req *r, int block, int *done)
         if ((err = send_stage(r, r->stage++)) != MPI_SUCCESS)
             return err;
     }
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-    err = block ? MPI_Waitall(r->nsends, r->sends, MPI_STATUSES_IGNORE)
-                : MPI_Testall(r->nsends, r->sends, done, MPI_STATUSES_IGNORE);
-#pragma GCC diagnostic pop
-    *done = block ? err == MPI_SUCCESS : *done;
-    return err;
+    return iso__requests_done(r->nsends, r->sends, block, done);
 }
 
 static void fwd_progress(struct iso_request_s *req, int block)

@@ -64,14 +64,7 @@ static int begin(iso_xchg *x, int n, const iso_outmsg *msgs)
 static int counts_done(iso_xchg *x, int block, int *flag)
 {
     int err, p = x->ncounts / 2 + 1;
-/* MPICH's access attributes make gcc flag MPI_STATUSES_IGNORE (NULL). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
-#pragma GCC diagnostic ignored "-Wstringop-overflow"
-    err = block ? MPI_Waitall(x->ncounts, x->counts, MPI_STATUSES_IGNORE)
-                : MPI_Testall(x->ncounts, x->counts, flag, MPI_STATUSES_IGNORE);
-#pragma GCC diagnostic pop
-    if (err != MPI_SUCCESS || !*flag)
+    if ((err = iso__requests_done(x->ncounts, x->counts, block, flag)) != MPI_SUCCESS || !*flag)
         return err;
     x->incoming = 0;
     for (int q = 0; q < p; q++)

@@ -137,6 +137,9 @@ int iso__xchg_post(iso_xchg *x, int n, const iso_outmsg *msgs, int synchronous);
 int iso__xchg_receive(iso_xchg *x, int block, int *got);
 /* Tests (block: waits for) the sends; *done when all are complete. */
 int iso__xchg_sends_done(iso_xchg *x, int block, int *done);
+/* Completes (block: waits for) n requests whose statuses do not matter;
+ * *done once all have. */
+int iso__requests_done(int n, MPI_Request *reqs, int block, int *done);
 /* Frees what x holds.  After an error, active sends are freed (they
  * complete on their own); an active collective is left to MPI, since MPI
  * forbids freeing nonblocking collective requests. */
