@@ -204,7 +204,8 @@ static void test_tuning(void)
     for (int r = 0; r < size; r++)
         snprintf(map + strlen(map), sizeof map - strlen(map), "%s%d", r ? "," : "",
                  regions ? r >= size / 2 : 0);
-    setenv("ISO_NODE_MAP", map, 1);
+    if (regions)
+        setenv("ISO_NODE_MAP", map, 1);
     set_env("on:2", NULL);
     comm = fresh();
     for (int constant = 0; constant < 2; constant++) {
@@ -220,7 +221,13 @@ static void test_tuning(void)
         }
         CHECK(strstr(rec, "source=trials") && strstr(rec, "tried=personalized:"), "%s", rec);
         CHECK(strstr(rec, ",nbx:") != NULL, "nbx tried: %s", rec);
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+        /* Open MPI 4 refuses rma across nodes, and the map pretends them */
+        CHECK((strstr(rec, "rma:") != NULL) == (constant && !regions),
+              "rma tried for the constant form only, not on Open MPI 4 with a map: %s", rec);
+#else
         CHECK((strstr(rec, "rma:") != NULL) == constant, "rma tried for the constant form only: %s", rec);
+#endif
         CHECK((strstr(rec, "locality-nbx:") != NULL) == regions, "locality-aware tried iff two regions: %s", rec);
         CHECK((strstr(rec, ",vpt:") != NULL) == (size == 4 || size == 8), "vpt tried where it forwards: %s", rec);
         {

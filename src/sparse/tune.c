@@ -111,6 +111,25 @@ static int vpt_forwards(const iso_sdde_call *c, int p)
     return real > 1;
 }
 
+/* Can rma make its window here?  Open MPI 4 refuses it across nodes (rma.c,
+ * ompi#9492), and only once the call runs: a trial call would fail.  The
+ * nodes are the node-level locality's (cached; alike everywhere), unless
+ * ISO_NODE_MAP pretends them, which rma does not see. */
+static int rma_runs(const iso_sdde_call *c)
+{
+#if defined(OPEN_MPI) && OMPI_MAJOR_VERSION < 5
+    const iso_locality *node;
+    const char *map = getenv("ISO_NODE_MAP");
+    if (map != NULL && *map)
+        return 0;
+    return iso__locality_at(c->priv->comm, ISO_LEVEL_NODE, &node) == MPI_SUCCESS &&
+           node->nnodes == 1;
+#else
+    (void)c;
+    return 1;
+#endif
+}
+
 /* auto's pick first, then the others auto may choose here. */
 static int candidates(const iso_sdde_call *c, int p, int pick, iso_candidate *out)
 {
@@ -118,7 +137,7 @@ static int candidates(const iso_sdde_call *c, int p, int pick, iso_candidate *ou
     int usable[] = {
         [PERSONALIZED] = 1,
         [NBX] = 1,
-        [RMA] = c->constant,
+        [RMA] = c->constant && rma_runs(c),
         [LOCALITY_PERSONALIZED] = nnodes > 1 && nnodes < p,
         [LOCALITY_NBX] = nnodes > 1 && nnodes < p,
         [VPT] = vpt_forwards(c, p),
