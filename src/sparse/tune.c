@@ -36,7 +36,8 @@ enum { PERSONALIZED, NBX, RMA, LOCALITY_PERSONALIZED, LOCALITY_NBX, VPT }; /* ta
 
 /* What one form's calls are on, kept with the tuner. */
 typedef struct {
-    iso_tune_shape *shape; /* of the last agreement; NULL: none yet (or the table was full) */
+    int agreed;            /* a size class has been agreed */
+    iso_tune_shape *shape; /* its shape; NULL: the table was full (auto's rule) */
     long since;            /* calls since that agreement */
     double bytes;          /* its size class */
     long long opts;        /* its options' hash */
@@ -165,8 +166,8 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
     /* a new size class is agreed at the form's first call, every RECHECK
      * calls of a decided shape, and when the options change (alike on
      * every process: iso_verify checks them) */
-    if (f->shape == NULL || f->opts != opts ||
-        (f->since >= RECHECK && !iso__tune_shape_tuning(f->shape))) {
+    if (!f->agreed || f->opts != opts ||
+        (f->since >= RECHECK && (f->shape == NULL || !iso__tune_shape_tuning(f->shape)))) {
         int e = local_class(c);
         if ((err = iso__priv_ready(c->priv, 1, &ready)) != MPI_SUCCESS ||
             (err = MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_INT, MPI_MAX, c->priv->comm)) !=
@@ -176,6 +177,7 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
         f->opts = opts;
         f->since = 0;
         f->shape = NULL;
+        f->agreed = 0; /* until the shape is had: after an error (ISO_TUNE_TEST) agree again */
         {
             iso_tune_key key = {ISO_ALLTOALL, f->bytes, c->constant, (int)(opts & 0x7fffffff),
                                 ISO_MODE_PACK};
@@ -183,6 +185,7 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
             if ((err = iso__tune_shape_get(st->tuner, &key, cand, ncand, cand, ncand, trials,
                                            &f->shape)) != MPI_SUCCESS)
                 return err;
+            f->agreed = 1;
         }
     }
     f->since++;
