@@ -20,7 +20,8 @@
  *   4. iso_tune=off (info, and ISO_TUNE=off): auto's rule: no shape made,
  *      a tuning shape not advanced; calls correct;
  *   5. bad values: info iso_tune, ISO_TUNE, ISO_TUNE_TEST=fail:bogus are
- *      ISO_ERR_INFO on every process (nothing hangs).
+ *      ISO_ERR_INFO on every process (nothing hangs); with iso_verify,
+ *      iso_tune differing between processes is ISO_ERR_ALGORITHM.
  * At one process there is one candidate: the shape is decided at once.
  *
  * NPROCS: 1 2 4 8
@@ -336,10 +337,20 @@ static void test_bad(void)
     if (size > 1) /* one process: one candidate, no trials, the hook unread */
         expect_info_error(comm, MPI_INFO_NULL, "ISO_TUNE_TEST=fail:bogus");
     set_env(NULL, NULL);
+    if (size > 1) { /* iso_verify: iso_tune differing between processes */
+        int rc;
+        Iso_error cls = (Iso_error)0;
+        MPI_Info_set(bad, "iso_verify", "true");
+        MPI_Info_set(bad, "iso_tune", rank % 2 ? "off" : "on");
+        rc = exchange(comm, 0, 1, 0, bad);
+        Iso_error_class(rc, &cls);
+        CHECK_EQ_INT(cls, ISO_ERR_ALGORITHM, "iso_verify with iso_tune differing");
+    }
     CHECK_EQ_INT(exchange(comm, 1, 1, 1, MPI_INFO_NULL), MPI_SUCCESS, "a good call after the errors");
     MPI_Info_free(&bad);
     MPI_Comm_free(&comm);
-    tap_result(MPI_COMM_WORLD, "bad iso_tune, ISO_TUNE, ISO_TUNE_TEST are ISO_ERR_INFO");
+    tap_result(MPI_COMM_WORLD, "bad iso_tune, ISO_TUNE, ISO_TUNE_TEST are ISO_ERR_INFO; "
+                               "iso_verify finds iso_tune differing (ISO_ERR_ALGORITHM)");
 }
 
 int main(int argc, char **argv)
