@@ -26,7 +26,6 @@
  * computations), and is timed around start and wait; the outputs are
  * assembled after it, as in every call. */
 #include "sparse/sparse.h"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -173,7 +172,7 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
             (err = MPI_Allreduce(MPI_IN_PLACE, &e, 1, MPI_INT, MPI_MAX, c->priv->comm)) !=
                 MPI_SUCCESS)
             return err;
-        f->bytes = e < 0 ? 0.0 : ldexp(1.0, e);
+        f->bytes = e < 0 ? 0.0 : (double)(1ll << e);
         f->opts = opts;
         f->since = 0;
         f->shape = NULL;
