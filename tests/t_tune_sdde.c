@@ -33,8 +33,7 @@
 
 #include "isocoll.h"
 #include "tap.h"
-
-#define REC 1024
+#include "tune_record.h"
 
 static int rank, size;
 
@@ -146,38 +145,12 @@ static void set_env(const char *tune, const char *hook)
         unsetenv("ISO_TUNE_TEST");
 }
 
-/* Is the record the same text on every process? */
-static int same_everywhere(const char *rec)
-{
-    char *all = rank == 0 ? malloc((size_t)REC * (size_t)size) : NULL;
-    int same = 1;
-    MPI_Gather(rec, REC, MPI_CHAR, all, REC, MPI_CHAR, 0, MPI_COMM_WORLD);
-    for (int r = 1; rank == 0 && r < size; r++)
-        same &= !strcmp(all, all + (size_t)r * REC);
-    free(all);
-    MPI_Bcast(&same, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    return same;
-}
-
 /* Shape index of comm: its state (0: none) and record. */
 static int info_of(MPI_Comm comm, int index, char *rec)
 {
     int state = -1, rc = Iso_tune_info(comm, index, &state, rec, REC);
     CHECK_EQ_INT(rc, MPI_SUCCESS, "Iso_tune_info(%d)", index);
     return rc == MPI_SUCCESS ? state : -1;
-}
-
-/* The candidate after "won=" in rec (into won). */
-static void won_of(const char *rec, char *won, size_t len)
-{
-    const char *w = strstr(rec, " won=");
-    size_t n = 0;
-    won[0] = '\0';
-    if (w == NULL)
-        return;
-    for (w += 5; w[n] && w[n] != ' ' && n + 1 < len; n++)
-        won[n] = w[n];
-    won[n] = '\0';
 }
 
 /* Runs calls of one form until its shape (index) is decided (at most 21
@@ -211,9 +184,9 @@ static void test_tuning(void)
     comm = fresh();
     for (int constant = 0; constant < 2; constant++) {
         int calls = tune_form(comm, constant, 1, &k, constant, rec);
-        CHECK(same_everywhere(rec), "the %s record differs between processes", constant ? "constant" : "variable");
+        check_same(rec, constant ? "the constant form's record" : "the variable form's record");
         CHECK(!strncmp(rec, constant ? "form=constant" : "form=variable", 13), "record: %s", rec);
-        won_of(rec, won, sizeof won);
+        word(rec, "won=", won, sizeof won);
         CHECK(won[0] != '\0', "no winner: %s", rec);
         if (size == 1) {
             CHECK(strstr(rec, "source=model") != NULL && !strcmp(won, "personalized"), "p=1: %s", rec);
@@ -250,7 +223,7 @@ static void test_tuning(void)
         CHECK(i <= 64, "no new shape within 64 calls of a larger class");
     }
     tune_form(comm, 0, 64, &k, 2, rec);
-    CHECK(same_everywhere(rec), "the larger class's record differs between processes");
+    check_same(rec, "the larger class's record");
     CHECK(strstr(rec, "form=variable bytes<=2048") != NULL, "the larger size class (4 x 64 x 8 B): %s", rec);
     for (int i = 0; i < 5; i++)
         CHECK_EQ_INT(exchange(comm, 0, 64, k++, MPI_INFO_NULL), MPI_SUCCESS, "call %d", k - 1);
@@ -267,8 +240,8 @@ static void test_hook(const char *hook, const char *what)
     set_env("on:2", hook);
     comm = fresh();
     tune_form(comm, 0, 1, &k, 0, rec);
-    CHECK(same_everywhere(rec), "the record differs between processes");
-    won_of(rec, won, sizeof won);
+    check_same(rec, what);
+    word(rec, "won=", won, sizeof won);
     for (int i = 0; i < 3; i++)
         CHECK_EQ_INT(exchange(comm, 0, 1, k++, MPI_INFO_NULL), MPI_SUCCESS, "call %d", k - 1);
     if (size > 1 && !strcmp(hook, "tie"))
@@ -314,28 +287,20 @@ static void test_off(void)
     tap_result(MPI_COMM_WORLD, "iso_tune=off: auto's rule, nothing tuned, data correct");
 }
 
-static void expect_info_error(MPI_Comm comm, MPI_Info info, const char *what)
-{
-    int rc = exchange(comm, 0, 1, 0, info);
-    Iso_error cls = (Iso_error)0;
-    Iso_error_class(rc, &cls);
-    CHECK_EQ_INT(cls, ISO_ERR_INFO, "%s", what);
-}
-
 static void test_bad(void)
 {
     MPI_Info bad;
     MPI_Comm comm = fresh();
     MPI_Info_create(&bad);
     MPI_Info_set(bad, "iso_tune", "sometimes");
-    expect_info_error(comm, bad, "info iso_tune=sometimes");
+    expect_info_error(exchange(comm, 0, 1, 0, bad), "iso_tune", "sometimes");
     MPI_Info_set(bad, "iso_tune", "on:0");
-    expect_info_error(comm, bad, "info iso_tune=on:0");
+    expect_info_error(exchange(comm, 0, 1, 0, bad), "iso_tune", "on:0");
     set_env("on:99", NULL);
-    expect_info_error(comm, MPI_INFO_NULL, "ISO_TUNE=on:99");
+    expect_info_error(exchange(comm, 0, 1, 0, MPI_INFO_NULL), "ISO_TUNE", "on:99");
     set_env("on", "fail:bogus");
     if (size > 1) /* one process: one candidate, no trials, the hook unread */
-        expect_info_error(comm, MPI_INFO_NULL, "ISO_TUNE_TEST=fail:bogus");
+        expect_info_error(exchange(comm, 0, 1, 0, MPI_INFO_NULL), "ISO_TUNE_TEST", "fail:bogus");
     set_env(NULL, NULL);
     if (size > 1) { /* iso_verify: iso_tune differing between processes */
         int rc;
