@@ -48,12 +48,12 @@ typedef struct {
 } sdde_tuning;
 
 /* The tuning state of comm's SDDE calls, made at the first tuned call. */
-static int tuning_of(MPI_Comm comm, int p, int nnodes, sdde_tuning **out)
+static int tuning_of(MPI_Comm comm, iso_priv *priv, int p, int nnodes, sdde_tuning **out)
 {
-    iso_tuner *t = iso__tuner_of_comm(comm);
+    iso_tuner *t = priv->sdde_tuner;
     char what[48];
     int err;
-    if (t == NULL) {
+    if (t == NULL && (t = iso__tuner_of_comm(comm)) == NULL) {
         /* FNV-1a of what decides the candidates besides the shape (the
          * same on every process and in every run: ISO_TUNE_FILE) */
         unsigned long long id = 1469598103934665603ull;
@@ -66,6 +66,7 @@ static int tuning_of(MPI_Comm comm, int p, int nnodes, sdde_tuning **out)
         if ((err = iso__tuner_attach(comm, t)) != MPI_SUCCESS)
             return err;
     }
+    priv->sdde_tuner = t;
     *out = iso__tuner_ext(t, sizeof **out);
     if (*out == NULL)
         return iso__error(ISO_ERR_NOMEM);
@@ -159,7 +160,7 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
     long long opts = options_hash(&c->vpt);
     int err, ready;
     *trial = NULL;
-    if ((err = tuning_of(comm, p, c->loc->nnodes, &st)) != MPI_SUCCESS)
+    if ((err = tuning_of(comm, c->priv, p, c->loc->nnodes, &st)) != MPI_SUCCESS)
         return err;
     f = &st->form[c->constant ? 1 : 0];
     /* a new size class is agreed at the form's first call, every RECHECK
@@ -198,7 +199,7 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
 int iso__sdde_tune_run(iso_sdde_call *c, MPI_Comm comm, const char *fn, int verbose,
                        iso_tune_shape *trial, int alg, iso_sdde_req **out)
 {
-    iso_tuner *t = iso__tuner_of_comm(comm);
+    iso_tuner *t = c->priv->sdde_tuner; /* set by iso__sdde_tune_pick */
     struct iso_request_s *exec;
     double t0, t1, t2;
     int err, ready;
