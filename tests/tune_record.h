@@ -1,6 +1,7 @@
 /* What the runtime-tuning tests read from Iso_tune_info's records
- * (t_tune.c, t_tune_graph.c): its words, that every process has the same
- * record, the model's pick, and the error a bad iso_tune value gives. */
+ * (t_tune.c, t_tune_graph.c, t_tune_sdde.c): its words, that every
+ * process has the same record, the model's pick, and the error a bad
+ * iso_tune value gives. */
 #ifndef ISO_TESTS_TUNE_RECORD_H
 #define ISO_TESTS_TUNE_RECORD_H
 

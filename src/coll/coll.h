@@ -95,13 +95,6 @@ double iso__cost(const iso_figures *f, double block_bytes, iso_msg_mode mode, in
 /* Modelled time of direct: one message per neighbor in one phase. */
 double iso__cost_direct(int s, double block_bytes);
 
-/* One schedule auto could run: algorithm index, message mode, modelled cost. */
-typedef struct {
-    int alg;
-    iso_msg_mode mode;
-    double cost;
-} iso_candidate;
-#define ISO_MAX_CANDIDATES (2 * ISO_MAX_ALGORITHMS)
 /* What auto chooses among (at most ISO_MAX_CANDIDATES, their number
  * returned): direct first, then each shared algorithm that can run in the
  * mode iso__algorithm_select would give it, and under iso_combine=auto in
@@ -111,68 +104,14 @@ typedef struct {
 int iso__algorithm_candidates(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reused,
                               iso_candidate *out);
 
-/* ---- runtime tuning of auto (tune.c) ------------------------------------------ */
-#define ISO_TUNE_TRIALS 4     /* trial calls per candidate under iso_tune=on */
-#define ISO_TUNE_MAX_CALLS 20 /* trial calls per call shape at most, all candidates */
-/* iso_tune's value (off, on, on:N with 1 <= N <= ISO_TUNE_MAX_CALLS) into
- * *trials (0: off), or the INFO code naming where and the accepted values. */
-int iso__tune_option(const char *where, const char *value, int *trials);
-typedef struct iso_tune_shape iso_tune_shape;
-/* A tuner: the call shapes of one neighborhood (Cartesian, or a
- * distributed graph communicator's) and their winners. */
-typedef struct iso_tuner iso_tuner;
-enum { ISO_TUNE_CART, ISO_TUNE_GRAPH }; /* what a tuner's candidates are */
-/* On a graph (tune_graph.c) a candidate's alg is 0 for direct, n >= 2 for
- * the balanced VPT T_n, or ISO_TUNE_SHARING (its mode: pack). */
-#define ISO_TUNE_SHARING (-1)
-/* A call shape: what auto's choice depends on besides the neighborhood. */
-typedef struct {
-    iso_coll coll;
-    double bytes;       /* per block (graphs: mean bytes per edge, max over processes) */
-    int reused, probed;
-    iso_msg_mode mode;  /* iso_combine asked for */
-} iso_tune_key;
-/* A new tuner (NULL: out of memory) of neighborhood id (the same on every
- * process, and across runs: ISO_TUNE_FILE's records name it); what names
- * it for ISO_VERBOSE.  Freed by iso__tuner_free. */
-iso_tuner *iso__tuner_new(unsigned long long id, int kind, const char *what);
-void iso__tuner_free(void *t);
-/* Candidates by modelled cost, the first of equals kept first. */
-void iso__tune_sort(iso_candidate *c, int n);
-/* key's shape of t, made if new: from ISO_TUNE_FILE, the model's only
- * candidate, or tuned over cand[0..ncand) (the model's pick first) with
- * trials calls each; all[0..nall): what the file's records may name.
- * *out NULL if the table is full (the model then decides). */
-int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candidate *cand,
-                        int ncand, const iso_candidate *all, int nall, int trials,
-                        iso_tune_shape **out);
-/* What this call of shape sh runs: 0 and the winner once decided; else 1
- * (a trial call, to be run by iso__tune_run): the candidate in turn, or
- * direct (alg 0) if that candidate failed -- its test hook included. */
-int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode);
-/* The candidate of this trial call could not be made: it is skipped from
- * now on, and this call runs direct, untimed.  (Must fail alike on every
- * process.) */
-void iso__tune_failed(iso_tune_shape *sh);
-/* The winner of key, decided in t (may be NULL) or recorded in
- * ISO_TUNE_FILE for neighborhood id among all[0..nall): 1 and *alg, *mode;
- * else 0. */
-int iso__tune_lookup(const iso_tuner *t, int kind, unsigned long long id, const iso_tune_key *key,
-                     const iso_candidate *all, int nall, int *alg, iso_msg_mode *mode);
+/* ---- runtime tuning of auto (tune.c; its shared part is declared in
+ * route/route.h) ------------------------------------------------------------------ */
 /* A blocking auto call on a tuning neighborhood: the algorithm, mode and
  * schedule (a new reference) that this call runs.  *trial is the shape
  * being tuned if this call is one of its trial calls (then it is run by
  * iso__tune_run), else NULL (the winner, the model's pick or a file's). */
 int iso__tune_schedule(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int *alg,
                        iso_msg_mode *chosen, iso_sched **sched, iso_tune_shape **trial);
-/* Runs trial call r (blocking: start, wait) and times it, then destroys
- * it, or hands it back in *keep (if keep is not NULL) when the next trial
- * call runs the same candidate (*keep NULL otherwise).  The last trial
- * call of a shape agrees on its winner with one allreduce over priv
- * (collective: every process makes the same trial calls).  fn: the public
- * function, for ISO_VERBOSE (verbose: print the outcome). */
-int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
-                  iso_tune_shape *trial, struct iso_request_s *r, struct iso_request_s **keep);
 /* A blocking call on a Cartesian neighborhood that found a request in the
  * call cache: the shape being tuned if the call is one of its trial calls
  * (the cached request is then the current candidate's, kept from the

@@ -33,12 +33,14 @@
  *
  * The same machinery tunes auto on distributed graph communicators
  * (tune_graph.c: its candidates are direct, message sharing and VPT
- * shapes; the tuner is told which kind of candidates it names).
+ * shapes; the tuner is told which kind of candidates it names) and the
+ * SDDE's (sparse/tune.c: the SDDE's algorithms, named by its table; the
+ * tuner is kept on the user's communicator, below).
  *
  * Test hook ISO_TUNE_TEST (read when a shape's tuning starts): "tie" takes
  * every trial call's time as 1 s (a tie: the model's pick wins);
  * "fail:ALG" makes the build of shared algorithm ALG (on a graph: vpt or
- * sharing) fail in trial calls. */
+ * sharing; in the SDDE: any of its algorithms) fail in trial calls. */
 #include "coll/coll.h"
 #include <ctype.h>
 #include <math.h>
@@ -77,9 +79,10 @@ struct iso_tune_shape {
 
 struct iso_tuner {
     unsigned long long id; /* the neighborhood, as ISO_TUNE_FILE names it */
-    int kind;              /* ISO_TUNE_CART or ISO_TUNE_GRAPH: how candidates are named */
+    int kind;              /* ISO_TUNE_CART, _GRAPH or _SDDE: how candidates are named */
     char what[48];         /* the neighborhood for ISO_VERBOSE ("s=8") */
     int tuning;            /* shapes in SHAPE_TUNING */
+    void *ext;             /* what the user of the tuner keeps with it (iso__tuner_ext) */
     int n;
     iso_tune_shape shapes[MAX_SHAPES];
 };
@@ -113,9 +116,15 @@ int iso__tune_option(const char *where, const char *value, int *trials)
 
 /* ---- names and records -------------------------------------------------------- */
 
+/* The SDDE's algorithm table (iso__tuner_new_sdde): one for the process. */
+static const iso_table *sdde_names;
+
 static void candidate_name(int kind, int alg, iso_msg_mode mode, char *buf, size_t len)
 {
-    if (kind == ISO_TUNE_GRAPH) { /* tune_graph.c's candidates */
+    if (kind == ISO_TUNE_SDDE) { /* sparse/tune.c's candidates */
+        const char *name = sdde_names ? iso__table_name(sdde_names, alg) : NULL;
+        snprintf(buf, len, "%s", name ? name : "?");
+    } else if (kind == ISO_TUNE_GRAPH) { /* tune_graph.c's candidates */
         if (alg == 0)
             snprintf(buf, len, "direct");
         else if (alg == ISO_TUNE_SHARING)
@@ -149,10 +158,15 @@ static void shape_record(int kind, const iso_tune_shape *sh, char *buf, size_t l
     static const char *const sources[] = {"model", "trials", "file"};
     char name[64];
     buf[0] = '\0';
-    append(buf, len, "coll=%s bytes=%.17g reused=%d probed=%d combine=%s state=%s source=%s",
-           iso__coll_names[sh->key.coll], sh->key.bytes, sh->key.reused, sh->key.probed,
-           iso__mode_names[sh->key.mode], sh->state == SHAPE_DONE ? "tuned" : "tuning",
-           sources[sh->source]);
+    if (kind == ISO_TUNE_SDDE) /* the form, and the largest message at most bytes */
+        append(buf, len, "form=%s bytes<=%.17g state=%s source=%s",
+               sh->key.reused ? "constant" : "variable", sh->key.bytes,
+               sh->state == SHAPE_DONE ? "tuned" : "tuning", sources[sh->source]);
+    else
+        append(buf, len, "coll=%s bytes=%.17g reused=%d probed=%d combine=%s state=%s source=%s",
+               iso__coll_names[sh->key.coll], sh->key.bytes, sh->key.reused, sh->key.probed,
+               iso__mode_names[sh->key.mode], sh->state == SHAPE_DONE ? "tuned" : "tuning",
+               sources[sh->source]);
     append(buf, len, " tried=");
     for (int c = 0; c < sh->ncand && sh->source != FROM_FILE; c++) {
         candidate_name(kind, sh->cand[c].alg, sh->cand[c].mode, name, sizeof name);
@@ -290,7 +304,70 @@ iso_tuner *iso__tuner_new(unsigned long long id, int kind, const char *what)
     return t;
 }
 
-void iso__tuner_free(void *t) { free(t); }
+iso_tuner *iso__tuner_new_sdde(unsigned long long id, const char *what, const iso_table *names)
+{
+    sdde_names = names; /* the same table at every call */
+    return iso__tuner_new(id, ISO_TUNE_SDDE, what);
+}
+
+void iso__tuner_free(void *t)
+{
+    if (t != NULL)
+        free(((tuner_t *)t)->ext);
+    free(t);
+}
+
+void *iso__tuner_ext(iso_tuner *t, size_t size)
+{
+    if (t->ext == NULL)
+        t->ext = calloc(1, size);
+    return t->ext;
+}
+
+int iso__tune_shape_tuning(const iso_tune_shape *sh) { return sh->state == SHAPE_TUNING; }
+
+/* ---- the SDDE's tuner, kept on the user's communicator --------------------------- */
+
+static int comm_keyval = MPI_KEYVAL_INVALID;
+
+static int comm_tuner_delete(MPI_Comm comm, int keyval, void *attr, void *extra)
+{
+    (void)comm;
+    (void)keyval;
+    (void)extra;
+    iso__tuner_free(attr);
+    return MPI_SUCCESS;
+}
+
+static void comm_tuners_drop_world(void)
+{
+    iso__world_attr_delete(comm_keyval);
+}
+
+iso_tuner *iso__tuner_of_comm(MPI_Comm comm)
+{
+    iso_tuner *t = NULL;
+    int flag = 0;
+    if (comm_keyval == MPI_KEYVAL_INVALID || comm == MPI_COMM_NULL ||
+        MPI_Comm_get_attr(comm, comm_keyval, &t, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return t;
+}
+
+int iso__tuner_attach(MPI_Comm comm, iso_tuner *t)
+{
+    int err = MPI_SUCCESS;
+    iso__lock();
+    if (comm_keyval == MPI_KEYVAL_INVALID &&
+        (err = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, comm_tuner_delete, &comm_keyval,
+                                      NULL)) == MPI_SUCCESS)
+        err = iso__at_finalize(comm_tuners_drop_world);
+    iso__unlock();
+    if (err == MPI_SUCCESS && (err = MPI_Comm_set_attr(comm, comm_keyval, t)) == MPI_SUCCESS)
+        return MPI_SUCCESS;
+    iso__tuner_free(t);
+    return err;
+}
 
 /* FNV-1a over the grid and the offsets: the same on every process. */
 static unsigned long long nbh_id(const iso_nbh *nb)
@@ -352,7 +429,11 @@ static int test_hooks(int kind, iso_tune_shape *sh)
     if (!strncasecmp(v, "fail:", 5)) {
         const char *alg = v + 5;
         int k = kind == ISO_TUNE_CART ? iso__table_find(&iso__algorithm_table, alg) : -1;
-        if (kind == ISO_TUNE_CART && k > 0 && iso__algorithms[k].shared)
+        if (kind == ISO_TUNE_SDDE)
+            alg = sdde_names && (k = iso__table_find(sdde_names, alg)) >= 0
+                      ? iso__table_name(sdde_names, k)
+                      : NULL;
+        else if (kind == ISO_TUNE_CART && k > 0 && iso__algorithms[k].shared)
             alg = iso__algorithms[k].name;
         else if (kind == ISO_TUNE_CART || (strcasecmp(alg, "vpt") && strcasecmp(alg, "sharing")))
             alg = NULL;
@@ -363,7 +444,9 @@ static int test_hooks(int kind, iso_tune_shape *sh)
     }
     return iso__error_msg(ISO_ERR_INFO,
                           "environment ISO_TUNE_TEST=\"%s\" (tie, or fail:ALG for %s)", v,
-                          kind == ISO_TUNE_CART ? "a combining algorithm" : "vpt or sharing");
+                          kind == ISO_TUNE_CART   ? "a combining algorithm"
+                          : kind == ISO_TUNE_SDDE ? "an iso_sparse_algorithm of Iso_*_crs"
+                                                  : "vpt or sharing");
 }
 
 /* Does the test hook fail candidate c of sh?  Its name is the hook's ALG,
@@ -578,7 +661,11 @@ static void report(MPI_Comm comm, const char *fn, const tuner_t *t, const iso_tu
             append(tried, sizeof tried, "%s%s %.2f us", c ? ", " : "", name,
                    sh->median[c] * 1e6);
     }
-    snprintf(what, sizeof what, "%s: %s, %.17g B per block", fn, t->what, sh->key.bytes);
+    if (t->kind == ISO_TUNE_SDDE)
+        snprintf(what, sizeof what, "%s: %s, %s sizes, messages of at most %.17g B", fn, t->what,
+                 sh->key.reused ? "constant" : "variable", sh->key.bytes);
+    else
+        snprintf(what, sizeof what, "%s: %s, %.17g B per block", fn, t->what, sh->key.bytes);
     candidate_name(t->kind, sh->won_alg, sh->won_mode, name, sizeof name);
     iso__report_choice(comm, what, 1, name,
                        " by tuning (medians of %d warm calls, max over processes: %s; %d "
@@ -660,19 +747,26 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
         iso__request_destroy(r);
         return err;
     }
-    sh->spent += t2 - t0; /* the barrier included */
+    /* the block's next call runs the same candidate: r for it, warm (a
+     * failed candidate's direct calls are not kept) */
+    if (keep != NULL && sh->current >= 0 && (sh->calls + 1) % sh->trials != 0)
+        *keep = r;
+    else
+        iso__request_destroy(r);
+    return iso__tune_count(t, verbose, priv, comm, fn, sh, t2 - t1, t2 - t0);
+}
+
+int iso__tune_count(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
+                    iso_tune_shape *sh, double seconds, double spent)
+{
+    int err;
+    sh->spent += spent; /* the barrier included */
     /* the first call of a block meets its candidate cold (buffers, types)
      * and is not counted unless it is the only one */
     if (sh->current >= 0 && (sh->calls % sh->trials != 0 || sh->trials == 1) &&
         sh->ntimes[sh->current] < ISO_TUNE_MAX_CALLS)
-        sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : t2 - t1;
+        sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : seconds;
     sh->calls++;
-    /* the block's next call runs the same candidate: r for it, warm (a
-     * failed candidate's direct calls are not kept) */
-    if (keep != NULL && sh->current >= 0 && sh->calls % sh->trials != 0)
-        *keep = r;
-    else
-        iso__request_destroy(r);
     if (sh->calls < sh->ncand * sh->trials)
         return MPI_SUCCESS;
     if ((err = agree(t, verbose, priv, comm, fn, sh)) != MPI_SUCCESS) {
@@ -698,12 +792,18 @@ int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len
     if (state == NULL || index < 0 || len < 0 || (record == NULL && len > 0))
         return iso__raise(isocomm, iso__error_msg(ISO_ERR_ARG, "state is NULL, index < 0, len < "
                                                                "0 or record NULL with len > 0"));
-    /* a distributed graph communicator's tuner (tune_graph.c), else the
-     * neighborhood's */
+    /* the neighborhood's tuner, else a distributed graph communicator's
+     * (tune_graph.c) if it has tuned, else the SDDE's on the communicator
+     * (sparse/tune.c) */
     if ((err = iso__state_get(isocomm, 0, &st)) == MPI_SUCCESS)
         t = st->nbh->tuner;
-    else if (iso__graph_get(isocomm, 0, &graph, &g) == MPI_SUCCESS && graph)
-        t = g != NULL ? g->tuner : NULL;
+    else if (iso__graph_get(isocomm, 0, &graph, &g) == MPI_SUCCESS && graph &&
+             (g != NULL && g->tuner != NULL))
+        t = g->tuner;
+    else if ((t = iso__tuner_of_comm(isocomm)) != NULL)
+        ;
+    else if (graph)
+        t = NULL;
     else
         return iso__raise(isocomm, err);
     *state = 0;

@@ -200,6 +200,10 @@ typedef struct {
     int ready;
     unsigned tag_next;
     int tag_ub;
+    /* The SDDE's tuner kept on the user's communicator (sparse/tune.c),
+     * borrowed so that a tuned call finds it without a second attribute
+     * look-up; only read through calls on that communicator, which owns it. */
+    void *sdde_tuner;
 } iso_priv;
 
 /* MPI_Comm_dup of comm (collective over comm, blocking), one reference;

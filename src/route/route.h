@@ -286,4 +286,95 @@ typedef enum { ISO_CTX_GRAPH, ISO_CTX_CRS } iso_sparse_context;
 int iso__sparse_algorithm_option(const iso_table *t, iso_sparse_context ctx, const char *where,
                                  const char *value, int *index);
 
+/* ---- runtime tuning of auto: the tuner's shared core ------------------------------
+ * Declared here, below its three users (Cartesian neighborhoods and graph
+ * communicators in coll/, the SDDE in sparse/), which never include each
+ * other; its code is coll/tune.c (DESIGN.md, "Runtime tuning of auto"). */
+/* One schedule auto could run: algorithm index, message mode, modelled cost. */
+typedef struct {
+    int alg;
+    iso_msg_mode mode;
+    double cost;
+} iso_candidate;
+#define ISO_MAX_CANDIDATES (2 * ISO_MAX_ALGORITHMS)
+#define ISO_TUNE_TRIALS 4     /* trial calls per candidate under iso_tune=on */
+#define ISO_TUNE_MAX_CALLS 20 /* trial calls per call shape at most, all candidates */
+/* iso_tune's value (off, on, on:N with 1 <= N <= ISO_TUNE_MAX_CALLS) into
+ * *trials (0: off), or the INFO code naming where and the accepted values. */
+int iso__tune_option(const char *where, const char *value, int *trials);
+typedef struct iso_tune_shape iso_tune_shape;
+/* A tuner: the call shapes of one neighborhood (Cartesian, or a
+ * distributed graph communicator's), or of one communicator's SDDE calls,
+ * and their winners. */
+typedef struct iso_tuner iso_tuner;
+enum { ISO_TUNE_CART, ISO_TUNE_GRAPH, ISO_TUNE_SDDE }; /* what a tuner's candidates are */
+/* On a graph (tune_graph.c) a candidate's alg is 0 for direct, n >= 2 for
+ * the balanced VPT T_n, or ISO_TUNE_SHARING (its mode: pack). */
+#define ISO_TUNE_SHARING (-1)
+/* A call shape: what auto's choice depends on besides the neighborhood. */
+typedef struct {
+    iso_coll coll;
+    double bytes;       /* per block (graphs: mean bytes per edge, max over processes;
+                         * SDDE: its size class) */
+    int reused, probed; /* SDDE: constant form, a hash of the VPT and locality options */
+    iso_msg_mode mode;  /* iso_combine asked for */
+} iso_tune_key;
+/* A new tuner (NULL: out of memory) of neighborhood id (the same on every
+ * process, and across runs: ISO_TUNE_FILE's records name it); what names
+ * it for ISO_VERBOSE.  Freed by iso__tuner_free. */
+iso_tuner *iso__tuner_new(unsigned long long id, int kind, const char *what);
+void iso__tuner_free(void *t);
+/* An SDDE tuner (kind ISO_TUNE_SDDE): a candidate's alg is an index of
+ * names, the SDDE's algorithm table (sparse/ gives it: coll/ cannot see
+ * it), its mode pack; a failed candidate's trial calls run alg 0.  Its
+ * call shape: reused 1 for the constant form (Iso_alltoall_crs), bytes the
+ * agreed size class, probed 1, coll ISO_ALLTOALL, mode ISO_MODE_PACK. */
+iso_tuner *iso__tuner_new_sdde(unsigned long long id, const char *what, const iso_table *names);
+/* The SDDE tuner kept on communicator comm (an attribute, freed with it,
+ * not copied by MPI_Comm_dup), NULL if none; attach keeps t there (taken
+ * over, also on failure). */
+iso_tuner *iso__tuner_of_comm(MPI_Comm comm);
+/* size zeroed bytes kept with t for its user (the same block at every
+ * call; NULL: out of memory), freed with t. */
+void *iso__tuner_ext(iso_tuner *t, size_t size);
+/* Is sh still in its trial calls? */
+int iso__tune_shape_tuning(const iso_tune_shape *sh);
+int iso__tuner_attach(MPI_Comm comm, iso_tuner *t);
+/* Candidates by modelled cost, the first of equals kept first. */
+void iso__tune_sort(iso_candidate *c, int n);
+/* key's shape of t, made if new: from ISO_TUNE_FILE, the model's only
+ * candidate, or tuned over cand[0..ncand) (the model's pick first) with
+ * trials calls each; all[0..nall): what the file's records may name.
+ * *out NULL if the table is full (the model then decides). */
+int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candidate *cand,
+                        int ncand, const iso_candidate *all, int nall, int trials,
+                        iso_tune_shape **out);
+/* What this call of shape sh runs: 0 and the winner once decided; else 1
+ * (a trial call, to be run by iso__tune_run): the candidate in turn, or
+ * direct (alg 0) if that candidate failed -- its test hook included. */
+int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode);
+/* The candidate of this trial call could not be made: it is skipped from
+ * now on, and this call runs direct, untimed.  (Must fail alike on every
+ * process.) */
+void iso__tune_failed(iso_tune_shape *sh);
+/* The winner of key, decided in t (may be NULL) or recorded in
+ * ISO_TUNE_FILE for neighborhood id among all[0..nall): 1 and *alg, *mode;
+ * else 0. */
+int iso__tune_lookup(const iso_tuner *t, int kind, unsigned long long id, const iso_tune_key *key,
+                     const iso_candidate *all, int nall, int *alg, iso_msg_mode *mode);
+/* Runs trial call r (blocking: start, wait) and times it, then destroys
+ * it, or hands it back in *keep (if keep is not NULL) when the next trial
+ * call runs the same candidate (*keep NULL otherwise).  The last trial
+ * call of a shape agrees on its winner with one allreduce over priv
+ * (collective: every process makes the same trial calls).  fn: the public
+ * function, for ISO_VERBOSE (verbose: print the outcome). */
+int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
+                  iso_tune_shape *trial, struct iso_request_s *r, struct iso_request_s **keep);
+/* A trial call of sh that the caller ran itself (the SDDE: its request
+ * is needed after the wait): seconds, its time; spent, with what the
+ * caller did around it (a barrier).  Counts it as iso__tune_run does, and
+ * the last trial call agrees (collective over priv). */
+int iso__tune_count(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
+                    iso_tune_shape *sh, double seconds, double spent);
+
 #endif

@@ -18,6 +18,7 @@ typedef struct {
     iso_vpt_opts vpt;
     int verify;
     int verbose;     /* ISO_VERBOSE (environment only) */
+    int tune;        /* iso_tune: trial calls per candidate of auto, 0 off (tune.c) */
 } options_t;
 
 static int set_algorithm(void *ctx, const char *key, const char *value, const char *where)
@@ -39,20 +40,27 @@ static int set_vpt(void *ctx, const char *key, const char *value, const char *wh
     return iso__vpt_option(&o->vpt, o->p, key, value, where);
 }
 
+static int set_tune(void *ctx, const char *key, const char *value, const char *where)
+{
+    (void)key;
+    return iso__tune_option(where, value, &((options_t *)ctx)->tune);
+}
+
 static const iso_option_key crs_keys[] = {
     {"iso_sparse_algorithm", set_algorithm}, {"iso_verify", set_bool},
     {"iso_vpt_dims", set_vpt},               {"iso_vpt_n", set_vpt},
     {"iso_vpt_locality", set_vpt},           {"iso_locality", set_vpt},
-    {"verbose", set_bool}};
+    {"iso_tune", set_tune},                  {"verbose", set_bool}};
 
-static const iso_env_option env_first[] = {{"ISO_VERIFY", "iso_verify"},
-                                           {"ISO_VERBOSE", "verbose"}};
+static const iso_env_option env_first[] = {
+    {"ISO_VERIFY", "iso_verify"}, {"ISO_VERBOSE", "verbose"}, {"ISO_TUNE", "iso_tune"}};
 
 static void options_init(int p, options_t *o)
 {
     memset(o, 0, sizeof *o);
     o->algorithm = ISO_SDDE_AUTO;
     o->p = p;
+    o->tune = ISO_TUNE_TRIALS;
 }
 
 /* ISO_VERIFY and ISO_VERBOSE, info's iso_verify, the rest of the
@@ -216,9 +224,9 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
 /* iso_verify: one agreement (core/agree.c) spreads an argument error found
  * anywhere and checks that all chose the same algorithm; nonblocking, so
  * that other requests progress while it completes. */
-static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt)
+static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt, int tune)
 {
-    iso_agreement ag = {.nsame = 2, .same = {algorithm}};
+    iso_agreement ag = {.nsame = 3, .same = {algorithm, 0, tune}};
     unsigned long long h = ((unsigned long long)vpt->n * 131u + (unsigned)vpt->locality) * 131u +
                            (unsigned)vpt->level;
     int e;
@@ -236,6 +244,9 @@ static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt)
         return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different VPT shapes "
                                                  "(iso_vpt_dims, iso_vpt_n, iso_vpt_locality, "
                                                  "iso_locality)");
+    if (ag.differs == 2) /* the tuner's agreements need every process */
+        return iso__error_msg(ISO_ERR_ALGORITHM, "processes chose different iso_tune settings "
+                                                 "(iso_tune, ISO_TUNE)");
     return MPI_SUCCESS;
 }
 
@@ -388,11 +399,26 @@ static int run(const char *fn, iso_sdde_call *c, const crs_out *o, const options
     const iso_sdde_algorithm *a;
     iso_sdde_req *r = NULL;
     struct iso_request_s *exec;
+    iso_tune_shape *trial = NULL;
     int err, algorithm = opt->algorithm;
     if ((err = iso__locality_at(c->priv->comm, c->vpt.level, &c->loc)) != MPI_SUCCESS)
         return err;
-    if (algorithm == ISO_SDDE_AUTO)
+    if (algorithm == ISO_SDDE_AUTO) {
         algorithm = iso__sdde_select(p, c->loc->nnodes, c->constant);
+        /* runtime tuning (tune.c): the shape's winner, or a trial call */
+        if (opt->tune > 0 &&
+            (err = iso__sdde_tune_pick(c, comm, p, opt->tune, &algorithm, &trial)) != MPI_SUCCESS)
+            return err;
+    }
+    if (trial != NULL) { /* timed; ISO_VERBOSE reports the winner once decided */
+        c->tag = iso__tags_reserve(c->priv, ISO_SDDE_NTAGS);
+        if ((err = iso__sdde_tune_run(c, comm, fn, opt->verbose, trial, algorithm, &r)) ==
+            MPI_SUCCESS)
+            err = assemble((iso_inbox *)r->result, o, c->constant, c->priv->comm);
+        if (r != NULL)
+            iso__request_destroy(&r->req);
+        return err;
+    }
     if (opt->verbose) {
         report_choice(fn, comm, c->constant, opt->algorithm, algorithm, c->loc);
         iso__locality_report(comm, c->loc);
@@ -441,7 +467,7 @@ static int crs(const char *fn, iso_sdde_call *c, crs_out *o, MPI_Info info, MPI_
             return iso__raise_in(fn, comm, e);
     }
     if (opt.verify)
-        err = agree(c->priv->comm, err, opt.algorithm, &opt.vpt);
+        err = agree(c->priv->comm, err, opt.algorithm, &opt.vpt, opt.tune);
     if (err == MPI_SUCCESS)
         err = run(fn, c, o, &opt, comm, p);
     return iso__raise_in(fn, comm, err);

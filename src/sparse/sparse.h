@@ -14,6 +14,7 @@
  *                   inside the node (locality-personalized, locality-nbx)
  *   forward.c       vpt: store-and-forward over a VPT, headers with the data
  *   routed.c        sharing (route/: its plan with unknown sources)
+ *   tune.c          runtime tuning of auto (the tuner core of route/route.h)
  * Every algorithm is a request (core/) on the active list, so that the
  * blocking entry points progress other outstanding requests while they
  * wait. */
@@ -227,5 +228,20 @@ extern const iso_table iso__sdde_table;
 /* auto's choice, from what every process knows alike: the number of
  * processes and nodes and whether sizes are constant (Alltoall_crs). */
 int iso__sdde_select(int nprocs, int nnodes, int constant);
+
+/* ---- runtime tuning of auto (tune.c) ------------------------------------------ */
+/* A blocking auto call c (p processes; *alg: auto's rule's pick) under
+ * iso_tune (trials per candidate): *alg becomes what the call runs -- the
+ * winner of its shape, or the candidate of a trial call (*trial set: run
+ * it with iso__sdde_tune_run).  Collective at the calls that agree on the
+ * size class.  c->loc and c->priv must be set. */
+int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int *alg,
+                        iso_tune_shape **trial);
+/* Makes, runs and times trial call c of algorithm alg (personalized if
+ * alg cannot be made), counting it in trial's tuning; *out: its request
+ * (completed unless an error is returned), for the caller to assemble and
+ * destroy.  fn, verbose: for ISO_VERBOSE's report of the winner. */
+int iso__sdde_tune_run(iso_sdde_call *c, MPI_Comm comm, const char *fn, int verbose,
+                       iso_tune_shape *trial, int alg, iso_sdde_req **out);
 
 #endif
