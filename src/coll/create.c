@@ -3,7 +3,6 @@
  * check, and the attachment (topo/neighborhood.c). */
 #include "coll/coll.h"
 #include <stdio.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,13 +87,11 @@ static int options_get(MPI_Info info, options_t *v)
 static int verify_isomorphic(MPI_Comm comm, int d, int s, const int *rel, int algorithm,
                              iso_msg_mode mode, int tune, int err)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    unsigned long long h = ISO_FNV1A_BASIS;
     iso_agreement ag = {.nsame = 4};
     int rc;
-    for (size_t i = 0; err == MPI_SUCCESS && i < (size_t)s * (size_t)d; i++) {
-        h ^= (uint32_t)rel[i];
-        h *= 1099511628211ull;
-    }
+    for (size_t i = 0; err == MPI_SUCCESS && i < (size_t)s * (size_t)d; i++)
+        h = iso__fnv1a(h, (unsigned)rel[i]);
     ag.same[0] = d;
     ag.same[1] = s;
     ag.same[2] = (long long)(h >> 2);

@@ -372,14 +372,13 @@ int iso__tuner_attach(MPI_Comm comm, iso_tuner *t)
 /* FNV-1a over the grid and the offsets: the same on every process. */
 static unsigned long long nbh_id(const iso_nbh *nb)
 {
-    unsigned long long h = 1469598103934665603ull;
     const int *parts[] = {nb->dims, nb->periods, nb->offsets};
     size_t lens[] = {(size_t)nb->d, (size_t)nb->d, (size_t)nb->s * (size_t)nb->d};
-    h = (h ^ (unsigned)nb->d) * 1099511628211ull;
-    h = (h ^ (unsigned)nb->s) * 1099511628211ull;
+    unsigned long long h = iso__fnv1a(ISO_FNV1A_BASIS, (unsigned)nb->d);
+    h = iso__fnv1a(h, (unsigned)nb->s);
     for (int p = 0; p < 3; p++)
         for (size_t i = 0; i < lens[p]; i++)
-            h = (h ^ (unsigned)parts[p][i]) * 1099511628211ull;
+            h = iso__fnv1a(h, (unsigned)parts[p][i]);
     return h;
 }
 

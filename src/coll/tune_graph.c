@@ -17,11 +17,11 @@
  * run on the same graph, as ISO_TUNE_FILE's records need. */
 static unsigned long long graph_id(const iso_graph *g, long long mmax)
 {
-    unsigned long long h = 1469598103934665603ull;
+    unsigned long long h = ISO_FNV1A_BASIS;
     const long long v[] = {g->size, mmax, g->sharing_known ? g->sharing_mmax : -1,
                            g->sharing_known ? g->sharing_blocks : -1, 0x67726170 /* "grap" */};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        h = (h ^ (unsigned long long)v[i]) * 1099511628211ull;
+        h = iso__fnv1a(h, (unsigned long long)v[i]);
     return h;
 }
 

@@ -57,6 +57,18 @@ int iso__grow(void *arr, int *cap, int n, size_t elem);
  * contents are kept.  MPI_SUCCESS or the NOMEM code. */
 int iso__reserve(void **buf, size_t *cap, size_t n);
 
+/* ---- hashing ---------------------------------------------------------------- */
+/* FNV-1a's step on a whole value (not byte by byte), from ISO_FNV1A_BASIS:
+ * ids that must come out the same on every process and in every run (the
+ * agreements' hashes, ISO_TUNE_FILE's records), so this arithmetic never
+ * changes.  The caller's cast decides how a value widens: (unsigned) for
+ * 32 bits, (unsigned long long) for 64. */
+#define ISO_FNV1A_BASIS 1469598103934665603ull
+static inline unsigned long long iso__fnv1a(unsigned long long h, unsigned long long v)
+{
+    return (h ^ v) * 1099511628211ull;
+}
+
 /* ---- datatypes (datatype.c) ----------------------------------------------- */
 /* A predefined (named) datatype, which needs no duplicate to outlive a call. */
 int iso__type_is_named(MPI_Datatype t);

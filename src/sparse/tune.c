@@ -56,10 +56,10 @@ static int tuning_of(MPI_Comm comm, iso_priv *priv, int p, int nnodes, sdde_tuni
     if (t == NULL && (t = iso__tuner_of_comm(comm)) == NULL) {
         /* FNV-1a of what decides the candidates besides the shape (the
          * same on every process and in every run: ISO_TUNE_FILE) */
-        unsigned long long id = 1469598103934665603ull;
+        unsigned long long id = ISO_FNV1A_BASIS;
         const long long v[] = {p, nnodes, 0x73646465 /* "sdde" */};
         for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-            id = (id ^ (unsigned long long)v[i]) * 1099511628211ull;
+            id = iso__fnv1a(id, (unsigned long long)v[i]);
         snprintf(what, sizeof what, "p=%d, %d region%s", p, nnodes, nnodes == 1 ? "" : "s");
         if ((t = iso__tuner_new_sdde(id, what, &iso__sdde_table)) == NULL)
             return iso__error(ISO_ERR_NOMEM);
