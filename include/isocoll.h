@@ -466,7 +466,7 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * candidates: auto's pick first, then personalized, nbx, rma (constant
  * sizes; on Open MPI 4 on one node only), locality-personalized and
  * locality-nbx (two or more regions, not one process each), vpt (where its
- * VPT forwards); each trial call starts after a barrier.  Its record:
+ * VPT forwards); trial calls run back to back, as on a neighborhood.  Its record:
  *   form=variable bytes<=32 state=tuned source=trials
  *   tried=personalized:9.8us,nbx:14.2us,vpt:12.5us won=personalized
  *   calls=12/12 cost=160.4us
