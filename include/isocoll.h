@@ -438,7 +438,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * neighborhood and shape; rank 0 appends each new one) are used instead of
  * tuning, so a later run starts tuned.  Every process must see the same
  * file; it is read when a selection first needs it, and again when the
- * variable names another file.
+ * variable names another file.  Without ISO_TUNE_FILE the records are read
+ * from ISO_COST_FILE (never written there): a cost file with a run's
+ * "iso_tune" lines appended starts tuned too.
  *
  * Iso_tune_info: the record of the index-th shape (0, 1, ... in the order
  * their tuning started) of isocomm's neighborhood (or of a distributed

@@ -21,7 +21,9 @@
  *      ISO_ERR_INFO naming the key and the value;
  *   6. ISO_TUNE_FILE: a tuned winner is appended by rank 0; a new
  *      neighborhood reading a copy of that file starts decided (source=file)
- *      with the same winner, without trial calls.
+ *      with the same winner, without trial calls; so does one reading a
+ *      cost file (ISO_COST_FILE, no ISO_TUNE_FILE) of constants and that
+ *      record, and nothing is appended to the cost file.
  *
  * NPROCS: 1 2 4
  * PER-ALGORITHM: no
@@ -241,7 +243,8 @@ static void test_bad(void)
 
 static void test_file(void)
 {
-    char path[64] = "/tmp/isotuneXXXXXX", copy[80], rec[REC], won[64], won2[64], line[2048];
+    char path[64] = "/tmp/isotuneXXXXXX", copy[80], cost[80], rec[REC], won[64], won2[64];
+    char line[2048];
     MPI_Comm iso;
     FILE *f;
     int lines = 0, state = 0;
@@ -251,23 +254,30 @@ static void test_file(void)
     }
     MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
     snprintf(copy, sizeof copy, "%s.copy", path);
+    snprintf(cost, sizeof cost, "%s.cost", path);
     setenv("ISO_TUNE_FILE", path, 1);
     iso = make_iso("on:2");
     tune_shape(iso, 0, 1, rec, "file");
     word(rec, "won=", won, sizeof won);
     Iso_neighborhood_free(&iso);
-    if (rank == 0) { /* one record, copied: the next reader reads another file */
-        FILE *out = fopen(copy, "w");
+    if (rank == 0) { /* one record, copied: the next reader reads another file; and a
+                      * cost file of the model's constants that carries it too */
+        FILE *out = fopen(copy, "w"), *out2 = fopen(cost, "w");
         f = fopen(path, "r");
-        while (f && out && fgets(line, sizeof line, f)) {
+        if (out2)
+            fputs("# a cost file: constants, and a winner\nalpha 3e-06\nbeta 1e-10\n", out2);
+        while (f && out && out2 && fgets(line, sizeof line, f)) {
             lines += !strncmp(line, "iso_tune id=", 12);
             CHECK(strstr(line, won) != NULL, "file line \"%s\" lacks %s", line, won);
             fputs(line, out);
+            fputs(line, out2);
         }
         if (f)
             fclose(f);
         if (out)
             fclose(out);
+        if (out2)
+            fclose(out2);
         CHECK_EQ_INT(lines, 1, "records appended to ISO_TUNE_FILE");
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -281,13 +291,35 @@ static void test_file(void)
           rec, won);
     check_same(rec, "from the file");
     Iso_neighborhood_free(&iso);
+    /* without ISO_TUNE_FILE the winners come from ISO_COST_FILE; nothing is
+     * written there */
     unsetenv("ISO_TUNE_FILE");
+    setenv("ISO_COST_FILE", cost, 1);
+    iso = make_iso("on");
+    checked_call(iso, 1, "from the cost file");
+    Iso_tune_info(iso, 0, &state, rec, REC);
+    word(rec, "won=", won2, sizeof won2);
+    CHECK_EQ_INT(state, 2, "decided at the first call from the cost file: \"%s\"", rec);
+    CHECK(strstr(rec, "source=file") && !strcmp(won, won2), "from the cost file: \"%s\", tuned %s",
+          rec, won);
+    check_same(rec, "from the cost file");
+    Iso_neighborhood_free(&iso);
+    unsetenv("ISO_COST_FILE");
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
+        lines = 0;
+        f = fopen(cost, "r");
+        while (f && fgets(line, sizeof line, f))
+            lines++;
+        if (f)
+            fclose(f);
+        CHECK_EQ_INT(lines, 4, "lines of the cost file after the run (nothing appended)");
         unlink(path);
         unlink(copy);
+        unlink(cost);
     }
-    tap_result(MPI_COMM_WORLD, "ISO_TUNE_FILE: winners saved, and a later reader starts tuned");
+    tap_result(MPI_COMM_WORLD, "ISO_TUNE_FILE: winners saved, and a later reader starts tuned, "
+                               "also from ISO_COST_FILE");
 }
 
 int main(int argc, char **argv)
@@ -299,6 +331,7 @@ int main(int argc, char **argv)
     unsetenv("ISO_TUNE"); /* the defaults are tested */
     unsetenv("ISO_TUNE_TEST");
     unsetenv("ISO_TUNE_FILE");
+    unsetenv("ISO_COST_FILE");
     unsetenv("ISO_ALGORITHM");
     unsetenv("ISO_COMBINE");
     cart = oracle_cart(3, dims, periods);

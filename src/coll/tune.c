@@ -29,7 +29,9 @@
  * schedule queries.  ISO_TUNE_FILE: read at the first selection that looks
  * for a record, and again whenever the variable names another file
  * ("iso_tune id=..." lines, per neighborhood and shape); rank 0 appends
- * each new winner to it, so a later run starts tuned.
+ * each new winner to it, so a later run starts tuned.  Without it the
+ * records are read from ISO_COST_FILE, which may carry them beside the
+ * model's constants (never written there).
  *
  * The same machinery tunes auto on distributed graph communicators
  * (tune_graph.c: its candidates are direct, message sharing and VPT
@@ -198,23 +200,34 @@ typedef struct {
 
 static file_rec *file_recs;
 static int file_nrecs;
-static char *file_path; /* the ISO_TUNE_FILE file_recs were read from */
+static char *file_path; /* the file file_recs were read from */
 static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Reads ISO_TUNE_FILE into file_recs if it names another file than the
- * last read (under file_lock). */
-static void file_sync(void)
+/* Where winners are read: ISO_TUNE_FILE, else ISO_COST_FILE, so that a
+ * cost file can carry them too (each reader skips the other's lines: the
+ * model's "key value" lines, the tuner's "iso_tune id=..." lines).  Saved
+ * only to ISO_TUNE_FILE: a benchmark's cost file is not written. */
+static const char *file_read_path(void)
 {
     const char *path = getenv("ISO_TUNE_FILE");
+    return path && *path ? path : getenv("ISO_COST_FILE");
+}
+
+/* Reads the winners' file into file_recs if it is another file than the
+ * last read; none named: no records (under file_lock). */
+static void file_sync(void)
+{
+    const char *path = file_read_path();
     char line[1024];
     FILE *f;
-    if (!path || !*path || (file_path && !strcmp(path, file_path)))
+    if (path && *path && file_path && !strcmp(path, file_path))
         return;
     free(file_path);
     free(file_recs);
+    file_path = NULL;
     file_recs = NULL;
     file_nrecs = 0;
-    if ((file_path = strdup(path)) == NULL || (f = fopen(path, "r")) == NULL)
+    if (!path || !*path || (file_path = strdup(path)) == NULL || (f = fopen(path, "r")) == NULL)
         return;
     while (fgets(line, sizeof line, f)) {
         file_rec r;
@@ -260,7 +273,7 @@ static int file_winner(int kind, unsigned long long id, const iso_tune_key *key,
     return found;
 }
 
-/* Is there an ISO_TUNE_FILE with records? */
+/* Does the winners' file have records? */
 static int file_has_records(void)
 {
     int n;
@@ -583,7 +596,7 @@ int iso__tune_lookup(const iso_tuner *t, int kind, unsigned long long id, const 
         *mode = sh->won_mode;
         return 1;
     }
-    if (key->bytes <= 0.0 || getenv("ISO_TUNE_FILE") == NULL || !file_has_records())
+    if (key->bytes <= 0.0 || file_read_path() == NULL || !file_has_records())
         return 0;
     return file_winner(kind, id, key, all, nall, alg, mode);
 }
@@ -599,7 +612,7 @@ void iso__tune_known(iso_nbh *nb, const iso_args *a, iso_msg_mode mode, int reus
     if (nb->tune <= 0)
         return;
     shape_key(a, mode, reused, &key);
-    if (shape_find(nb->tuner, &key) == NULL && getenv("ISO_TUNE_FILE") != NULL)
+    if (shape_find(nb->tuner, &key) == NULL && file_read_path() != NULL && file_has_records())
         n = iso__algorithm_candidates(nb, a, mode, reused, all); /* a record of an earlier run */
     iso__tune_lookup(nb->tuner, ISO_TUNE_CART, nbh_id(nb), &key, all, n, alg, chosen);
 }
