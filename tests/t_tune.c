@@ -241,13 +241,30 @@ static void test_bad(void)
     tap_result(MPI_COMM_WORLD, "bad iso_tune and ISO_TUNE values are ISO_ERR_INFO naming them");
 }
 
+/* A new neighborhood is decided at its first call, from the winners'
+ * file the environment names now, with the winner won. */
+static void starts_from_file(const char *what, const char *won)
+{
+    char rec[REC], won2[64];
+    int state = 0;
+    MPI_Comm iso = make_iso("on");
+    checked_call(iso, 1, what);
+    Iso_tune_info(iso, 0, &state, rec, REC);
+    word(rec, "won=", won2, sizeof won2);
+    CHECK_EQ_INT(state, 2, "%s: decided at the first call: \"%s\"", what, rec);
+    CHECK(strstr(rec, "source=file") && !strcmp(won, won2), "%s: \"%s\", tuned %s", what, rec,
+          won);
+    check_same(rec, what);
+    Iso_neighborhood_free(&iso);
+}
+
 static void test_file(void)
 {
-    char path[64] = "/tmp/isotuneXXXXXX", copy[80], cost[80], rec[REC], won[64], won2[64];
+    char path[64] = "/tmp/isotuneXXXXXX", copy[80], cost[80], rec[REC], won[64];
     char line[2048];
     MPI_Comm iso;
     FILE *f;
-    int lines = 0, state = 0;
+    int lines = 0;
     if (rank == 0) {
         int fd = mkstemp(path);
         close(fd);
@@ -282,28 +299,12 @@ static void test_file(void)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     setenv("ISO_TUNE_FILE", copy, 1);
-    iso = make_iso("on");
-    checked_call(iso, 1, "from the file");
-    Iso_tune_info(iso, 0, &state, rec, REC);
-    word(rec, "won=", won2, sizeof won2);
-    CHECK_EQ_INT(state, 2, "decided at the first call from the file: \"%s\"", rec);
-    CHECK(strstr(rec, "source=file") && !strcmp(won, won2), "from the file: \"%s\", tuned %s",
-          rec, won);
-    check_same(rec, "from the file");
-    Iso_neighborhood_free(&iso);
+    starts_from_file("from the file", won);
     /* without ISO_TUNE_FILE the winners come from ISO_COST_FILE; nothing is
      * written there */
     unsetenv("ISO_TUNE_FILE");
     setenv("ISO_COST_FILE", cost, 1);
-    iso = make_iso("on");
-    checked_call(iso, 1, "from the cost file");
-    Iso_tune_info(iso, 0, &state, rec, REC);
-    word(rec, "won=", won2, sizeof won2);
-    CHECK_EQ_INT(state, 2, "decided at the first call from the cost file: \"%s\"", rec);
-    CHECK(strstr(rec, "source=file") && !strcmp(won, won2), "from the cost file: \"%s\", tuned %s",
-          rec, won);
-    check_same(rec, "from the cost file");
-    Iso_neighborhood_free(&iso);
+    starts_from_file("from the cost file", won);
     unsetenv("ISO_COST_FILE");
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {

@@ -86,14 +86,7 @@ static MPI_Comm make_graph(void)
 static void set_env(const char *tune, const char *hook)
 {
     setenv("ISO_SPARSE_ALGORITHM", "auto", 1);
-    if (tune)
-        setenv("ISO_TUNE", tune, 1);
-    else
-        unsetenv("ISO_TUNE");
-    if (hook)
-        setenv("ISO_TUNE_TEST", hook, 1);
-    else
-        unsetenv("ISO_TUNE_TEST");
+    set_tune_env(tune, hook);
 }
 
 /* After a barrier: every process has read them (under SMPI the ranks share

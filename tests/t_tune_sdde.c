@@ -133,18 +133,6 @@ static MPI_Comm fresh(void)
     return c;
 }
 
-static void set_env(const char *tune, const char *hook)
-{
-    if (tune)
-        setenv("ISO_TUNE", tune, 1);
-    else
-        unsetenv("ISO_TUNE");
-    if (hook)
-        setenv("ISO_TUNE_TEST", hook, 1);
-    else
-        unsetenv("ISO_TUNE_TEST");
-}
-
 /* Shape index of comm: its state (0: none) and record. */
 static int info_of(MPI_Comm comm, int index, char *rec)
 {
@@ -180,7 +168,7 @@ static void test_tuning(void)
                  regions ? r >= size / 2 : 0);
     if (regions)
         setenv("ISO_NODE_MAP", map, 1);
-    set_env("on:2", NULL);
+    set_tune_env("on:2", NULL);
     comm = fresh();
     for (int constant = 0; constant < 2; constant++) {
         int calls = tune_form(comm, constant, 1, &k, constant, rec);
@@ -237,7 +225,7 @@ static void test_hook(const char *hook, const char *what)
     char rec[REC], won[64];
     int k = 0;
     MPI_Comm comm;
-    set_env("on:2", hook);
+    set_tune_env("on:2", hook);
     comm = fresh();
     tune_form(comm, 0, 1, &k, 0, rec);
     check_same(rec, what);
@@ -249,7 +237,7 @@ static void test_hook(const char *hook, const char *what)
     if (size > 1 && !strcmp(hook, "fail:nbx"))
         CHECK(strstr(rec, "nbx:failed") != NULL && strcmp(won, "nbx"), "nbx failed: %s", rec);
     MPI_Comm_free(&comm);
-    set_env(NULL, NULL);
+    set_tune_env(NULL, NULL);
     tap_result(MPI_COMM_WORLD, "%s", what);
 }
 
@@ -262,7 +250,7 @@ static void test_off(void)
     MPI_Info_create(&off);
     MPI_Info_set(off, "iso_tune", "off");
     /* ISO_TUNE=off: no shape is made */
-    set_env("off", NULL);
+    set_tune_env("off", NULL);
     comm = fresh();
     for (int i = 0; i < 6; i++)
         CHECK_EQ_INT(exchange(comm, 0, 1, k++, MPI_INFO_NULL), MPI_SUCCESS, "call %d", k - 1);
@@ -270,7 +258,7 @@ static void test_off(void)
     CHECK(state <= 0, "ISO_TUNE=off made a shape: %s", rec);
     MPI_Comm_free(&comm);
     /* a shape tuning, then calls with info iso_tune=off: not advanced */
-    set_env("on:4", NULL);
+    set_tune_env("on:4", NULL);
     comm = fresh();
     CHECK_EQ_INT(exchange(comm, 0, 1, k++, MPI_INFO_NULL), MPI_SUCCESS, "call %d", k - 1);
     if (size > 1) {
@@ -283,7 +271,7 @@ static void test_off(void)
     }
     MPI_Comm_free(&comm);
     MPI_Info_free(&off);
-    set_env(NULL, NULL);
+    set_tune_env(NULL, NULL);
     tap_result(MPI_COMM_WORLD, "iso_tune=off: auto's rule, nothing tuned, data correct");
 }
 
@@ -296,12 +284,12 @@ static void test_bad(void)
     expect_info_error(exchange(comm, 0, 1, 0, bad), "iso_tune", "sometimes");
     MPI_Info_set(bad, "iso_tune", "on:0");
     expect_info_error(exchange(comm, 0, 1, 0, bad), "iso_tune", "on:0");
-    set_env("on:99", NULL);
+    set_tune_env("on:99", NULL);
     expect_info_error(exchange(comm, 0, 1, 0, MPI_INFO_NULL), "ISO_TUNE", "on:99");
-    set_env("on", "fail:bogus");
+    set_tune_env("on", "fail:bogus");
     if (size > 1) /* one process: one candidate, no trials, the hook unread */
         expect_info_error(exchange(comm, 0, 1, 0, MPI_INFO_NULL), "ISO_TUNE_TEST", "fail:bogus");
-    set_env(NULL, NULL);
+    set_tune_env(NULL, NULL);
     if (size > 1) { /* iso_verify: iso_tune differing between processes */
         int rc;
         Iso_error cls = (Iso_error)0;
@@ -324,7 +312,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     unsetenv("ISO_SPARSE_ALGORITHM");
-    set_env(NULL, NULL);
+    set_tune_env(NULL, NULL);
     test_tuning();
     test_hook("tie", "a forced tie goes to auto's pick");
     test_hook("fail:nbx", "a failing candidate is skipped, its calls correct");

@@ -1,7 +1,7 @@
 /* What the runtime-tuning tests read from Iso_tune_info's records
  * (t_tune.c, t_tune_graph.c, t_tune_sdde.c): its words, that every
  * process has the same record, the model's pick, and the error a bad
- * iso_tune value gives. */
+ * iso_tune value gives; and the tuning environment they set. */
 #ifndef ISO_TESTS_TUNE_RECORD_H
 #define ISO_TESTS_TUNE_RECORD_H
 
@@ -42,6 +42,19 @@ static inline void check_same(const char *rec, const char *what)
         CHECK(!strcmp(all, all + (size_t)q * REC), "%s: rank %d has \"%s\", rank 0 \"%s\"",
               what, q, all + (size_t)q * REC, all);
     free(all);
+}
+
+/* ISO_TUNE and ISO_TUNE_TEST for what follows (NULL: unset). */
+static inline void set_tune_env(const char *tune, const char *hook)
+{
+    if (tune)
+        setenv("ISO_TUNE", tune, 1);
+    else
+        unsetenv("ISO_TUNE");
+    if (hook)
+        setenv("ISO_TUNE_TEST", hook, 1);
+    else
+        unsetenv("ISO_TUNE_TEST");
 }
 
 /* The first candidate of the tried list (the model's pick for the
