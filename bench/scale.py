@@ -68,8 +68,9 @@ KS = [64, 256, 1024, 4096]
 MATRICES = ["ca-GrQc", "PGPgiantcompo", "rajat01", "USpowerGrid", "add32", "bcspwr10", "3elt",
             "delaunay_n16"]
 # From K = 512 on, one spmv launch per matrix: a launch costs minutes of
-# simulator CPU per variant there (bgq, ca-GrQc METIS: direct 64 s, vpt n=7
-# 96 s; bench/results/2026-11-26-scale-spmv-k512-SIMULATED.md), so that a
+# simulator CPU there (bgq: direct and each vpt n 13-65 s, sharing and auto
+# stopped after 4.6 and 10 min of CPU in their set-up;
+# bench/results/2026-11-26-scale-spmv-k512-all-SIMULATED.md), so that a
 # launch ends within --timeout and one that does not loses one matrix only.
 SPMV_SPLIT_K = 512
 ISO_SHAPES = [("3D Moore r1", "--shape moore --dim 3 --radius 1 --periodic"),  # the cheaper first

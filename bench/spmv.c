@@ -11,19 +11,22 @@
  *
  *   mpiexec -n K spmv [--matrix PATH[,PATH..]] [--partition rows|metis]
  *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing,auto,tuned] [--n LIST]
- *       [--dims a,b,..] [--header H] [--strict]
+ *       [--dims a,b,..] [--header H] [--strict] [--sdde]
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
  * or .gz) and partitions the rows (contiguous, balanced by nonzeros; or
  * METIS); every rank gets the partition by broadcast and only its own rows
  * by scatter; x is partitioned like the rows.  Each process lists the x
- * entries its rows need from the others and tells their owners with
- * Iso_alltoallv_crs (the pattern as an SDDE; checked against what rank 0
- * computes from the whole matrix, scattered to the owners), then the distributed graph
- * (MPI_Dist_graph_create_adjacent: sources = the owners it needs from,
- * destinations = the processes that asked it; indegree may differ from
- * outdegree).  One iteration = pack the requested x entries, exchange,
- * local product.
+ * entries its rows need from the others, grouped by owner; rank 0 computes
+ * the same lists from the whole matrix and scatters to each owner the
+ * requests it gets (who needs which of its entries).  With --sdde the
+ * processes instead tell the owners with Iso_alltoallv_crs (the pattern as
+ * an SDDE), checked against rank 0's lists; not the default because its
+ * probe polls made most of a launch's cost under SMPI at K = 512.  Then
+ * the distributed graph (MPI_Dist_graph_create_adjacent: sources = the
+ * owners it needs from, destinations = the processes that asked it;
+ * indegree may differ from outdegree).  One iteration = pack the requested
+ * x entries, exchange, local product.
  *
  * Check: y against the serial product of the same rows with the same x,
  * bit for bit (same operands, same order), with two different x vectors
@@ -201,8 +204,8 @@ static void distribute_rows(const mm_matrix *whole, const int *part, mm_matrix *
     free(cnt), free(dsp), free(scol), free(sval);
 }
 
-/* The requests each process must receive in the SDDE, from rank 0's view of
- * the whole pattern nd (the oracle): for process o, for q ascending with
+/* The requests each process receives (the x-vector pattern, and the SDDE's
+ * oracle with --sdde), from rank 0's view of the whole pattern nd: for process o, for q ascending with
  * columns owned by o in nd[q]: q, their count, the columns in nd[q]'s order.
  * Scattered; *len gets the ints of mine. */
 static int *expected_requests(const mm_needs *nd, const int *part, int *len)
@@ -262,8 +265,31 @@ static int check_sdde(const int *expect, int len, int nsrc, const int *src, cons
     return bad + (k != nsrc);
 }
 
+/* The requests of expected_requests (records q, count, columns) in the
+ * SDDE's output form: the processes that asked, their counts, displacements
+ * and the columns; the arrays are NULL when nobody asked, as the SDDE's. */
+static void requests_as_crs(const int *expect, int len, int *nsrc, int **src, int **cnt,
+                            int **displs, int **vals)
+{
+    int n = 0, nval = 0;
+    for (int at = 0; at < len; at += 2 + expect[at + 1])
+        n++, nval += expect[at + 1];
+    *nsrc = n;
+    *src = *cnt = *displs = NULL;
+    if (n > 0) {
+        *src = xmalloc(sizeof(int) * (size_t)n), *cnt = xmalloc(sizeof(int) * (size_t)n);
+        *displs = xmalloc(sizeof(int) * (size_t)n);
+    }
+    *vals = xmalloc(sizeof(int) * ((size_t)nval + 1));
+    for (int at = 0, k = 0, d = 0; at < len; at += 2 + expect[at + 1], k++) {
+        (*src)[k] = expect[at], (*cnt)[k] = expect[at + 1], (*displs)[k] = d;
+        memcpy(*vals + d, expect + at + 2, sizeof(int) * (size_t)expect[at + 1]);
+        d += expect[at + 1];
+    }
+}
+
 static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, const int *expect,
-                  int elen, problem *pb)
+                  int elen, int use_sdde, problem *pb)
 {
     int *loc = xmalloc(sizeof(int) * ((size_t)m->n + 1)), nd_me, ndest = 0, *dest, *cnt, *dsp;
     int recv_nnz, *src = NULL, *rcnt = NULL, *rdsp = NULL, *rvals = NULL, bad, allbad, *ones;
@@ -290,12 +316,17 @@ static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, const
             dest[ndest] = o, cnt[ndest] = 0, dsp[ndest] = i, ndest++;
         cnt[ndest - 1]++;
     }
-    TRY(Iso_alltoallv_crs(ndest, dest, cnt, dsp, MPI_INT, nd->col + lo, &recv_nnz, &src, &rcnt,
-                          &rdsp, MPI_INT, (void **)&rvals, MPI_INFO_NULL, MPI_COMM_WORLD));
-    bad = check_sdde(expect, elen, recv_nnz, src, rcnt, rdsp, rvals);
-    MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (allbad)
-        die_msg("Iso_alltoallv_crs gave a wrong x-vector pattern");
+    if (use_sdde) { /* the owners learn it by the SDDE, checked against rank 0's lists */
+        TRY(Iso_alltoallv_crs(ndest, dest, cnt, dsp, MPI_INT, nd->col + lo, &recv_nnz, &src,
+                              &rcnt, &rdsp, MPI_INT, (void **)&rvals, MPI_INFO_NULL,
+                              MPI_COMM_WORLD));
+        bad = check_sdde(expect, elen, recv_nnz, src, rcnt, rdsp, rvals);
+        MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (allbad)
+            die_msg("Iso_alltoallv_crs gave a wrong x-vector pattern");
+    } else { /* rank 0's lists are the pattern: no SDDE (its polls cost the simulator) */
+        requests_as_crs(expect, elen, &recv_nnz, &src, &rcnt, &rdsp, &rvals);
+    }
     if (src == NULL) { /* nobody asked: non-NULL arrays all the same for the graph calls */
         free(rcnt), free(rdsp);
         src = xmalloc(sizeof(int)), rcnt = xmalloc(sizeof(int)), rdsp = xmalloc(sizeof(int));
@@ -541,7 +572,7 @@ static void tune_graph(problem *pb)
 
 /* ---- one matrix ------------------------------------------------------------------ */
 static int bench(const char *path, int metis, variant *v, int nv, int reps, int iters,
-                 long long header, int strict)
+                 long long header, int strict, int use_sdde)
 {
     mm_matrix whole, m;
     mm_needs nd, all_nd = {NULL, NULL};
@@ -557,7 +588,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         *strstr(base, ".mtx") = '\0';
     read_and_partition(path, metis, &whole, &part);
     distribute_rows(&whole, part, &m);
-    /* rank 0, from the whole matrix: the pattern for the model and the SDDE's oracle */
+    /* rank 0, from the whole matrix: the pattern for the model and the owners */
     if (rank == 0 && (mm_needs_compute(&whole, part, nprocs, &all_nd) ||
                       mm_sends_by_source(&all_nd, part, nprocs, sizeof(double), &mptr, &mdest,
                                          &mbytes)))
@@ -573,7 +604,7 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
     /* every rank, from its rows: what it needs of x */
     if (mm_needs_compute(&m, part, nprocs, &nd))
         die_msg("out of memory");
-    setup(&m, part, &nd, expect, elen, &pb);
+    setup(&m, part, &nd, expect, elen, use_sdde, &pb);
     free(expect);
     { /* MPICH 4.0.2 has delivered wrong data with indegree != outdegree: say how common */
         int differ = pb.indeg != pb.outdeg, ndiffer = 0;
@@ -744,7 +775,7 @@ static void usage(void)
         fprintf(stderr,
                 "usage: spmv [--matrix PATH[,PATH..]] [--partition rows|metis] [--reps N] "
                 "[--iters I]\n            [--variants mpi,direct,vpt,sharing] [--n LIST] [--dims a,b,..] "
-                "[--header H] [--strict]\nMETIS: %s\n",
+                "[--header H] [--strict] [--sdde]\nMETIS: %s\n",
 #ifdef ISO_HAVE_METIS
                 "built in"
 #else
@@ -758,7 +789,7 @@ int main(int argc, char **argv)
 {
     const char *matrices = "tests/data/west0479.mtx", *nlist = NULL;
     const char *dims_opt = NULL, *variants = "mpi,direct,vpt,sharing";
-    int reps = 21, iters = 10, metis = 0, strict = 0, nv, failed = 0;
+    int reps = 21, iters = 10, metis = 0, strict = 0, use_sdde = 0, nv, failed = 0;
     long long header = 8; /* pack mode: one int64 size per submessage (DESIGN.md) */
     variant v[MAXV];
 
@@ -769,6 +800,10 @@ int main(int argc, char **argv)
         const char *val = a + 1 < argc ? argv[a + 1] : NULL;
         if (!strcmp(argv[a], "--strict")) {
             strict = 1;
+            continue;
+        }
+        if (!strcmp(argv[a], "--sdde")) {
+            use_sdde = 1;
             continue;
         }
         if (val == NULL)
@@ -813,7 +848,7 @@ int main(int argc, char **argv)
     {
         char *list = strdup(matrices), *save = NULL;
         for (char *p = strtok_r(list, ",", &save); p; p = strtok_r(NULL, ",", &save))
-            failed |= bench(p, metis, v, nv, reps, iters, header, strict);
+            failed |= bench(p, metis, v, nv, reps, iters, header, strict, use_sdde);
         free(list);
     }
     for (int k = 0; k < nv; k++)
