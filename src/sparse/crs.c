@@ -224,17 +224,21 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
 /* iso_verify: one agreement (core/agree.c) spreads an argument error found
  * anywhere and checks that all chose the same algorithm; nonblocking, so
  * that other requests progress while it completes. */
+long long iso__sdde_options_hash(const iso_vpt_opts *o)
+{
+    unsigned long long h = ((unsigned long long)o->n * 131u + (unsigned)o->locality) * 131u +
+                           (unsigned)o->level;
+    for (int d = 0; d < o->ndims; d++)
+        h = h * 131u + (unsigned)o->dims[d];
+    return (long long)(h >> 2);
+}
+
 static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt, int tune)
 {
-    iso_agreement ag = {.nsame = 3, .same = {algorithm, 0, tune}};
-    unsigned long long h = ((unsigned long long)vpt->n * 131u + (unsigned)vpt->locality) * 131u +
-                           (unsigned)vpt->level;
-    int e;
     /* the VPT options and the locality level too: processes whose shapes or
      * regions differ would plan apart */
-    for (int d = 0; d < vpt->ndims; d++)
-        h = h * 131u + (unsigned)vpt->dims[d];
-    ag.same[1] = (long long)(h >> 2);
+    iso_agreement ag = {.nsame = 3, .same = {algorithm, iso__sdde_options_hash(vpt), tune}};
+    int e;
     if ((e = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         return e;
     if (ag.differs == 0)

@@ -229,6 +229,11 @@ extern const iso_table iso__sdde_table;
  * processes and nodes and whether sizes are constant (Alltoall_crs). */
 int iso__sdde_select(int nprocs, int nnodes, int constant);
 
+/* A hash of the VPT and locality options (crs.c), which decide vpt's shape
+ * and the regions: iso_verify's agreement and the tuner's call shape (kept
+ * in ISO_TUNE_FILE's records, so its arithmetic stays). */
+long long iso__sdde_options_hash(const iso_vpt_opts *o);
+
 /* ---- runtime tuning of auto (tune.c) ------------------------------------------ */
 /* A blocking auto call c (p processes; *alg: auto's rule's pick) under
  * iso_tune (trials per candidate): *alg becomes what the call runs -- the

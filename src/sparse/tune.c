@@ -91,16 +91,6 @@ static int local_class(const iso_sdde_call *c)
     return most > 0 && e < 0 ? 0 : e;
 }
 
-/* The VPT and locality options: they decide vpt's shape and the regions. */
-static long long options_hash(const iso_vpt_opts *o)
-{
-    unsigned long long h = ((unsigned long long)o->n * 131u + (unsigned)o->locality) * 131u +
-                           (unsigned)o->level;
-    for (int d = 0; d < o->ndims; d++)
-        h = h * 131u + (unsigned)o->dims[d];
-    return (long long)(h >> 2);
-}
-
 /* Does vpt run store-and-forward here (two or more dimensions of size > 1),
  * not personalized? */
 static int vpt_forwards(const iso_sdde_call *c, int p)
@@ -158,7 +148,7 @@ int iso__sdde_tune_pick(iso_sdde_call *c, MPI_Comm comm, int p, int trials, int 
     form_state *f;
     iso_candidate cand[ISO_MAX_CANDIDATES];
     iso_msg_mode mode;
-    long long opts = options_hash(&c->vpt);
+    long long opts = iso__sdde_options_hash(&c->vpt);
     int err, ready;
     *trial = NULL;
     if ((err = tuning_of(comm, c->priv, p, c->loc->nnodes, &st)) != MPI_SUCCESS)
