@@ -372,7 +372,8 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
                   iso_tune_shape *trial, struct iso_request_s *r, struct iso_request_s **keep);
 /* A trial call of sh that the caller ran itself (the SDDE: its request
  * is needed after the wait): seconds, its time; spent, with what the
- * caller did around it (a barrier).  Counts it as iso__tune_run does, and
+ * caller did around it (nothing for the SDDE; a graph's barrier in
+ * iso__tune_run).  Counts it as iso__tune_run does, and
  * the last trial call agrees (collective over priv). */
 int iso__tune_count(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
                     iso_tune_shape *sh, double seconds, double spent);
