@@ -809,15 +809,15 @@ int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record, int len
      * (sparse/tune.c) */
     if ((err = iso__state_get(isocomm, 0, &st)) == MPI_SUCCESS)
         t = st->nbh->tuner;
-    else if (iso__graph_get(isocomm, 0, &graph, &g) == MPI_SUCCESS && graph &&
-             (g != NULL && g->tuner != NULL))
-        t = g->tuner;
-    else if ((t = iso__tuner_of_comm(isocomm)) != NULL)
-        ;
-    else if (graph)
-        t = NULL;
-    else
-        return iso__raise(isocomm, err);
+    else {
+        t = iso__graph_get(isocomm, 0, &graph, &g) == MPI_SUCCESS && graph && g != NULL
+                ? g->tuner
+                : NULL;
+        if (t == NULL)
+            t = iso__tuner_of_comm(isocomm);
+        if (t == NULL && !graph) /* neither a neighborhood nor a graph, nor any SDDE tuned */
+            return iso__raise(isocomm, err);
+    }
     *state = 0;
     if (len > 0)
         record[0] = '\0';
