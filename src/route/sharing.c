@@ -359,18 +359,28 @@ static int root_failed(int count)
                                           "(MPI error class %d)", -count);
 }
 
+/* The processes other than the root (P->me) whose part holds message e:
+ * its source, target and sender, distinct (the target is never the
+ * source).  Returns how many are in who[]. */
+static int holders(const pattern_t *P, long long e, int who[3])
+{
+    int n = 0, all[3] = {P->src[e], P->targets[e], P->sender[e]};
+    for (int i = 0; i < 3; i++)
+        if (all[i] != P->me && (i < 2 || (all[2] != all[0] && all[2] != all[1])))
+            who[n++] = all[i];
+    return n;
+}
+
 /* At the root: every other process's part, records[dsp[r] ..] count[r]. */
 static int make_parts(const pattern_t *P, int *count, int *dsp, long long **records)
 {
     long long total = 0, *fill;
+    int who[3];
     for (int r = 0; r < P->K; r++)
         count[r] = 0;
-    for (long long e = 0; e < P->E; e++) {
-        int who[3] = {P->src[e], P->targets[e], P->sender[e]};
-        for (int i = 0; i < 3; i++)
-            if (who[i] != P->me && (i == 0 || who[i] != who[0]) && (i < 2 || who[2] != who[1]))
-                count[who[i]]++;
-    }
+    for (long long e = 0; e < P->E; e++)
+        for (int i = 0, n = holders(P, e, who); i < n; i++)
+            count[who[i]]++;
     for (int r = 0; r < P->K; r++) {
         if (total + count[r] > INT_MAX)
             return iso__error_msg(ISO_ERR_COUNT, "sharing: the plan's parts hold more than "
@@ -383,18 +393,15 @@ static int make_parts(const pattern_t *P, int *count, int *dsp, long long **reco
         return iso__error(ISO_ERR_NOMEM);
     for (int r = 0; r < P->K; r++)
         fill[r] = dsp[r];
-    for (long long e = 0; e < P->E; e++) {
-        int who[3] = {P->src[e], P->targets[e], P->sender[e]};
-        for (int i = 0; i < 3; i++)
-            if (who[i] != P->me && (i == 0 || who[i] != who[0]) && (i < 2 || who[2] != who[1])) {
-                long long *rec = *records + RECORD * fill[who[i]]++;
-                rec[0] = P->src[e];
-                rec[1] = P->targets[e];
-                rec[2] = P->sender[e];
-                rec[3] = P->nblocks[e];
-                rec[4] = P->bytes[e];
-            }
-    }
+    for (long long e = 0; e < P->E; e++)
+        for (int i = 0, n = holders(P, e, who); i < n; i++) {
+            long long *rec = *records + RECORD * fill[who[i]]++;
+            rec[0] = P->src[e];
+            rec[1] = P->targets[e];
+            rec[2] = P->sender[e];
+            rec[3] = P->nblocks[e];
+            rec[4] = P->bytes[e];
+        }
     free(fill);
     return MPI_SUCCESS;
 }
