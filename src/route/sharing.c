@@ -144,9 +144,7 @@ static int local_messages(plan_t *pl, const iso_args *a, int *n, int **tg, long 
     return MPI_SUCCESS;
 }
 
-/* Allocates P's arrays for P->E messages and K processes, and fills them
- * from the gathered counts and [nblocks, bytes] pairs (start, src, nblocks,
- * bytes; targets are gathered in place). */
+/* Allocates P's arrays for P->E messages and K processes. */
 static int pattern_alloc(pattern_t *P)
 {
     P->start = malloc(sizeof(long long) * ((size_t)P->K + 1));
@@ -160,6 +158,8 @@ static int pattern_alloc(pattern_t *P)
     return MPI_SUCCESS;
 }
 
+/* Fills P's arrays from the gathered counts and [nblocks, bytes] pairs
+ * (start, src, nblocks, bytes; targets are gathered in place). */
 static void pattern_fill(pattern_t *P, const int *cnt, const long long *info_all)
 {
     P->start[0] = 0;
@@ -176,60 +176,54 @@ static void pattern_fill(pattern_t *P, const int *cnt, const long long *info_all
 
 /* Every process's messages, gathered at every process (collective over
  * comm), or only at root when root >= 0 (the other processes' P stays
- * empty). */
-static int gather_pattern_at(plan_t *pl, MPI_Comm comm, const iso_args *a, int root)
+ * empty).  err: the caller's error so far; every process joins every
+ * collective here even after an error of its own, and the two agreements
+ * (core/agree.c) make an allocation that failed on one process, or a
+ * pattern too large at the root, an error on all of them before anyone
+ * waits for a gather that would never complete. */
+static int gather_pattern_at(plan_t *pl, MPI_Comm comm, const iso_args *a, int root, int err)
 {
     pattern_t *P = &pl->P;
-    int n = 0, *tg = NULL, *cnt = NULL, *dsp = NULL, *cnt2 = NULL, *dsp2 = NULL, err;
+    int n = 0, *tg = NULL, *cnt = NULL, *dsp = NULL, *cnt2 = NULL, *dsp2 = NULL;
     int here = root < 0 || root == P->me; /* this process gets the pattern */
     long long *info = NULL, *info_all = NULL;
+    iso_agreement ag = {0};
     MPI_Request req[2];
-    if ((err = local_messages(pl, a, &n, &tg, &info)) != MPI_SUCCESS)
-        goto fn_exit;
-    if (here) {
+    if (err == MPI_SUCCESS)
+        err = local_messages(pl, a, &n, &tg, &info);
+    if (err == MPI_SUCCESS && here) {
         cnt = malloc(sizeof(int) * ((size_t)P->K + 1));
         dsp = malloc(sizeof(int) * ((size_t)P->K + 1));
         cnt2 = malloc(sizeof(int) * ((size_t)P->K + 1));
         dsp2 = malloc(sizeof(int) * ((size_t)P->K + 1));
+        if (!cnt || !dsp || !cnt2 || !dsp2)
+            err = iso__error(ISO_ERR_NOMEM);
     }
-    if (here && (!cnt || !dsp || !cnt2 || !dsp2)) {
-        err = iso__error(ISO_ERR_NOMEM);
+    if ((err = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         goto fn_exit;
-    }
-    if (root < 0) {
-        if ((err = MPI_Iallgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm, &req[0])) ||
-            (err = iso__progress_waitall(1, req)))
-            goto fn_exit;
-        P->E = 0;
-        for (int q = 0; q < P->K; q++)
-            P->E += cnt[q];
-    } else { /* the total first, so that every process sees a pattern too large alike */
-        long long mine = n;
-        if ((err = MPI_Iallreduce(&mine, &P->E, 1, MPI_LONG_LONG, MPI_SUM, comm, &req[0])) ||
-            (err = iso__progress_waitall(1, req)))
-            goto fn_exit;
-    }
-    if (2 * P->E > INT_MAX) { /* the same on every process */
-        err = iso__error_msg(ISO_ERR_COUNT, "sharing: the pattern has %lld messages, more "
-                                            "than MPI_Allgatherv counts", P->E);
-        goto fn_exit;
-    }
-    if (root >= 0 &&
-        ((err = MPI_Igather(&n, 1, MPI_INT, cnt, 1, MPI_INT, root, comm, &req[0])) ||
-         (err = iso__progress_waitall(1, req))))
+    if (root < 0)
+        err = MPI_Iallgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm, &req[0]);
+    else
+        err = MPI_Igather(&n, 1, MPI_INT, cnt, 1, MPI_INT, root, comm, &req[0]);
+    if (err || (err = iso__progress_waitall(1, req)))
         goto fn_exit;
     if (here) {
-        for (int q = 0, d = 0; q < P->K; d += cnt[q++]) {
-            dsp[q] = d;
+        P->E = 0;
+        for (int q = 0; q < P->K; q++) {
+            dsp[q] = (int)P->E;
             cnt2[q] = 2 * cnt[q];
-            dsp2[q] = 2 * d;
+            dsp2[q] = 2 * dsp[q];
+            P->E += cnt[q];
         }
-        info_all = malloc(sizeof(long long) * 2 * ((size_t)P->E + 1));
-        if ((err = pattern_alloc(P)) != MPI_SUCCESS || !info_all) {
+        if (2 * P->E > INT_MAX) /* the same on every process that has the pattern */
+            err = iso__error_msg(ISO_ERR_COUNT, "sharing: the pattern has %lld messages, more "
+                                                "than MPI_Igatherv counts", P->E);
+        else if ((err = pattern_alloc(P)) == MPI_SUCCESS &&
+                 (info_all = malloc(sizeof(long long) * 2 * ((size_t)P->E + 1))) == NULL)
             err = iso__error(ISO_ERR_NOMEM);
-            goto fn_exit;
-        }
     }
+    if ((err = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
+        goto fn_exit;
     if (root < 0)
         err = MPI_Iallgatherv(tg, n, MPI_INT, P->targets, cnt, dsp, MPI_INT, comm, &req[0]);
     else
@@ -259,12 +253,6 @@ fn_exit:
     free(cnt2);
     free(dsp2);
     return err;
-}
-
-/* Every process's messages, gathered at every process (collective over comm). */
-static int gather_pattern(plan_t *pl, MPI_Comm comm, const iso_args *a)
-{
-    return gather_pattern_at(pl, comm, a, -1);
 }
 
 static int cmp_int(const void *x, const void *y)
@@ -351,14 +339,6 @@ static int root_plans(int size)
 
 enum { RECORD = 5 }; /* long longs a message's record takes */
 
-/* The root's error, or a count, per process: a negative count carries the
- * root's MPI error class, so that no process waits for a part. */
-static int root_failed(int count)
-{
-    return iso__error_msg(ISO_ERR_INTERN, "sharing: the planning process (rank 0) failed "
-                                          "(MPI error class %d)", -count);
-}
-
 /* The processes other than the root (P->me) whose part holds message e:
  * its source, target and sender, distinct (the target is never the
  * source).  Returns how many are in who[]. */
@@ -429,48 +409,41 @@ static int part_pattern(pattern_t *P, const long long *rec, int n)
 }
 
 /* The plan's pattern at this process by the root's planning (collective
- * over comm): the whole pattern at the root, this process's part elsewhere. */
-static int plan_at_root(plan_t *pl, MPI_Comm comm, const iso_args *a)
+ * over comm): the whole pattern at the root, this process's part elsewhere.
+ * err: the caller's error so far (every process joins every collective).
+ * The root's error (planner, parts) and a failed allocation of a part
+ * meet in one agreement before the parts travel. */
+static int plan_at_root(plan_t *pl, MPI_Comm comm, const iso_args *a, int err)
 {
     pattern_t *P = &pl->P;
-    int root = 0, mine = 0, *count = NULL, *dsp = NULL, err, errclass;
+    int root = 0, mine = 0, *count = NULL, *dsp = NULL;
     long long *records = NULL, *part = NULL;
+    iso_agreement ag = {0};
     MPI_Datatype rectype = MPI_DATATYPE_NULL;
     MPI_Request req;
-    if ((err = gather_pattern_at(pl, comm, a, root)) != MPI_SUCCESS)
-        return err;
-    if (P->me == root) {
-        count = malloc(sizeof(int) * ((size_t)P->K + 1));
-        dsp = malloc(sizeof(int) * ((size_t)P->K + 1));
+    if (err == MPI_SUCCESS && P->me == root) {
+        count = calloc((size_t)P->K + 1, sizeof *count);
+        dsp = calloc((size_t)P->K + 1, sizeof *dsp);
         if (!count || !dsp)
             err = iso__error(ISO_ERR_NOMEM);
-        else if ((err = run_planner(P)) == MPI_SUCCESS)
-            err = make_parts(P, count, dsp, &records);
-        if (err != MPI_SUCCESS && count) {
-            MPI_Error_class(err, &errclass);
-            for (int r = 0; r < P->K; r++)
-                count[r] = errclass > 0 ? -errclass : -MPI_ERR_OTHER;
+    }
+    if ((err = gather_pattern_at(pl, comm, a, root, err)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (P->me == root && (err = run_planner(P)) == MPI_SUCCESS &&
+        (err = make_parts(P, count, dsp, &records)) != MPI_SUCCESS)
+        memset(count, 0, sizeof *count * (size_t)P->K); /* nothing travels */
+    {   /* the root's error is kept for the agreement below */
+        int rc = MPI_Iscatter(count, 1, MPI_INT, &mine, 1, MPI_INT, root, comm, &req);
+        if (rc != MPI_SUCCESS || (rc = iso__progress_waitall(1, &req)) != MPI_SUCCESS) {
+            err = rc;
+            goto fn_exit;
         }
     }
-    if (P->me == root && count == NULL)
-        goto fn_exit; /* as in the gathers, a failed allocation of K counts ends here */
-    {   /* the root's error reaches every process here, as negative counts */
-        int scattered = MPI_Iscatter(count, 1, MPI_INT, &mine, 1, MPI_INT, root, comm, &req);
-        if (scattered == MPI_SUCCESS)
-            scattered = iso__progress_waitall(1, &req);
-        if (err == MPI_SUCCESS)
-            err = scattered;
-    }
-    if (err != MPI_SUCCESS)
-        goto fn_exit;
-    if (mine < 0) {
-        err = root_failed(mine);
-        goto fn_exit;
-    }
-    if ((part = malloc(sizeof(long long) * RECORD * ((size_t)mine + 1))) == NULL) {
+    if (err == MPI_SUCCESS &&
+        (part = malloc(sizeof(long long) * RECORD * ((size_t)mine + 1))) == NULL)
         err = iso__error(ISO_ERR_NOMEM);
+    if ((err = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
         goto fn_exit;
-    }
     if ((err = MPI_Type_contiguous(RECORD, MPI_LONG_LONG, &rectype)) ||
         (err = MPI_Type_commit(&rectype)) ||
         (err = MPI_Iscatterv(records, count, dsp, rectype, part, mine, rectype, root, comm,
@@ -711,13 +684,11 @@ int iso__sharing_route_plan(iso_priv *priv, int rank, int size, int nsend, const
     pl.nsend = nsend;
     pl.dests = dests;
     pl.nrecv = nrecv;
-    if ((pl.dest_pairs = iso__route_sorted_pairs(dests, nsend)) == NULL) {
-        err = iso__error(ISO_ERR_NOMEM);
-        goto fn_exit;
-    }
+    pl.dest_pairs = iso__route_sorted_pairs(dests, nsend);
+    err = pl.dest_pairs == NULL ? iso__error(ISO_ERR_NOMEM) : MPI_SUCCESS;
     if (root_plans(size))
-        err = plan_at_root(&pl, priv->comm, a);
-    else if ((err = gather_pattern(&pl, priv->comm, a)) == MPI_SUCCESS)
+        err = plan_at_root(&pl, priv->comm, a, err);
+    else if ((err = gather_pattern_at(&pl, priv->comm, a, -1, err)) == MPI_SUCCESS)
         err = run_planner(&pl.P);
     if (err != MPI_SUCCESS)
         goto fn_exit;
@@ -846,29 +817,19 @@ int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const in
     pl.nsend = nsend;
     pl.dests = dests;
     *mmax = *blocks = 0;
-    if ((pl.dest_pairs = iso__route_sorted_pairs(dests, nsend)) == NULL) {
-        err = iso__error(ISO_ERR_NOMEM);
+    pl.dest_pairs = iso__route_sorted_pairs(dests, nsend);
+    err = pl.dest_pairs == NULL ? iso__error(ISO_ERR_NOMEM) : MPI_SUCCESS;
+    if ((err = gather_pattern_at(&pl, priv->comm, NULL, root, err)) != MPI_SUCCESS)
         goto fn_exit;
-    }
-    if ((err = gather_pattern_at(&pl, priv->comm, NULL, root)) != MPI_SUCCESS)
-        goto fn_exit;
-    if (root < 0) {
-        err = figures_of(&pl.P, mmax, blocks);
-    } else { /* the root's figures, or its error class, to every process */
-        long long fig[3] = {0, 0, 0};
-        MPI_Request req;
-        if (rank == root && (err = figures_of(&pl.P, &fig[1], &fig[2])) != MPI_SUCCESS) {
-            int errclass;
-            MPI_Error_class(err, &errclass);
-            fig[0] = errclass > 0 ? errclass : MPI_ERR_OTHER;
+    {   /* the figures (the same on every process that has the pattern; 0
+         * elsewhere, so the maximum), or an error, to every process */
+        iso_agreement ag = {.nmax = 2};
+        if (root < 0 || rank == root)
+            err = figures_of(&pl.P, &ag.max[0], &ag.max[1]);
+        if ((err = iso__agree(priv->comm, err, &ag)) == MPI_SUCCESS) {
+            *mmax = ag.max[0];
+            *blocks = ag.max[1];
         }
-        int sent = MPI_Ibcast(fig, 3, MPI_LONG_LONG, root, priv->comm, &req);
-        if (sent == MPI_SUCCESS)
-            sent = iso__progress_waitall(1, &req);
-        if (err == MPI_SUCCESS && (err = sent) == MPI_SUCCESS && fig[0] != 0)
-            err = root_failed(-(int)fig[0]);
-        *mmax = fig[1];
-        *blocks = fig[2];
     }
 fn_exit:
     free(pl.dest_pairs);
