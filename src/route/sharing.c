@@ -6,19 +6,26 @@
  * that target (repeated edges: several blocks, one message); blocks to
  * itself are delivered locally and are not part of the pattern.  Each
  * process contributes its targets (ascending) and per target the number of
- * blocks and their bytes; two MPI_Iallgatherv make the whole pattern known
- * to every process (waited on with the library's progress, so other
- * isocoll requests move meanwhile).  Every process then runs the planner
- * (iso__sharing_plan, deterministic) on the same pattern and gets the same
- * plan.  Chosen over "one process plans, the plan is scattered" because
- * each process needs more than its own part of the plan anyway -- a
- * forwarder must know what its partners send it, a target what arrives from
- * which sender and in which order, so that every size is known without a
- * header exchange -- and the replicated planner costs no extra round of
- * messages; the price is O(pattern) memory on every process (the gathered
- * pattern, the planner's output and per-message indexes: no O(K^2) array)
- * and the planner's time on each.  The gather also tells every process its
- * sources, which the SDDE needs.
+ * blocks and their bytes.  Who plans depends on the communicator's size
+ * (root_plans; ISO_SHARING_PLAN=all|root forces one, for tests):
+ *   all:  two MPI_Iallgatherv make the whole pattern known to every
+ *         process, and every process runs the planner (iso__sharing_plan,
+ *         deterministic) on it and gets the same plan.  One round of
+ *         collectives, but O(pattern) memory and the planner's time on
+ *         every process.
+ *   root: MPI_Igatherv brings the pattern to rank 0 alone, which plans and
+ *         sends each process its part by MPI_Iscatterv: the messages it
+ *         sends, forwards or receives, with their senders (plan_at_root).
+ *         Memory O(its part) elsewhere (and O(K) counts); the planner runs
+ *         once; one more round (the scatter).  The same plan: a process's
+ *         schedule reads only its part of the pattern.
+ * Either is waited on with the library's progress, so other isocoll
+ * requests move meanwhile.  The plan tells every process its sources,
+ * which the SDDE needs.  Each process needs more than its own sends --
+ * a forwarder must know what its partners send it, a target what arrives
+ * from which sender and in which order, so that every size is known
+ * without a header exchange -- which is what a part holds.  No O(K^2)
+ * array on any path.
  *
  * The plan: two rounds (stages) of one schedule.
  *   Stage 0: a source q sends each of its partners p (the senders != q of
@@ -137,60 +144,27 @@ static int local_messages(plan_t *pl, const iso_args *a, int *n, int **tg, long 
     return MPI_SUCCESS;
 }
 
-/* Every process's messages, gathered (collective over comm). */
-static int gather_pattern(plan_t *pl, MPI_Comm comm, const iso_args *a)
+/* Allocates P's arrays for P->E messages and K processes. */
+static int pattern_alloc(pattern_t *P)
 {
-    pattern_t *P = &pl->P;
-    int n = 0, *tg = NULL, *cnt = NULL, *dsp = NULL, *cnt2 = NULL, *dsp2 = NULL, err;
-    long long *info = NULL, *info_all = NULL;
-    MPI_Request req[2];
-    if ((err = local_messages(pl, a, &n, &tg, &info)) != MPI_SUCCESS)
-        goto fn_exit;
-    cnt = malloc(sizeof(int) * ((size_t)P->K + 1));
-    dsp = malloc(sizeof(int) * ((size_t)P->K + 1));
-    cnt2 = malloc(sizeof(int) * ((size_t)P->K + 1));
-    dsp2 = malloc(sizeof(int) * ((size_t)P->K + 1));
     P->start = malloc(sizeof(long long) * ((size_t)P->K + 1));
     P->pstart = malloc(sizeof(long long) * ((size_t)P->K + 1));
-    if (!cnt || !dsp || !cnt2 || !dsp2 || !P->start || !P->pstart) {
-        err = iso__error(ISO_ERR_NOMEM);
-        goto fn_exit;
-    }
-    if ((err = MPI_Iallgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm, &req[0])) ||
-        (err = iso__progress_waitall(1, req)))
-        goto fn_exit;
-    P->start[0] = 0;
-    for (int q = 0; q < P->K; q++)
-        P->start[q + 1] = P->start[q] + cnt[q];
-    P->E = P->start[P->K];
-    if (2 * P->E > INT_MAX) { /* the same on every process */
-        err = iso__error_msg(ISO_ERR_COUNT, "sharing: the pattern has %lld messages, more than "
-                                            "MPI_Allgatherv counts", P->E);
-        goto fn_exit;
-    }
-    for (int q = 0; q < P->K; q++) {
-        dsp[q] = (int)P->start[q];
-        cnt2[q] = 2 * cnt[q];
-        dsp2[q] = 2 * dsp[q];
-    }
     P->targets = malloc(sizeof(int) * ((size_t)P->E + 1));
     P->src = malloc(sizeof(int) * ((size_t)P->E + 1));
     P->nblocks = malloc(sizeof(long long) * ((size_t)P->E + 1));
     P->bytes = malloc(sizeof(long long) * ((size_t)P->E + 1));
-    info_all = malloc(sizeof(long long) * 2 * ((size_t)P->E + 1));
-    if (!P->targets || !P->src || !P->nblocks || !P->bytes || !info_all) {
-        err = iso__error(ISO_ERR_NOMEM);
-        goto fn_exit;
-    }
-    if ((err = MPI_Iallgatherv(tg, n, MPI_INT, P->targets, cnt, dsp, MPI_INT, comm, &req[0])))
-        goto fn_exit;
-    if ((err = MPI_Iallgatherv(info, 2 * n, MPI_LONG_LONG, info_all, cnt2, dsp2, MPI_LONG_LONG,
-                               comm, &req[1]))) {
-        iso__progress_waitall(1, req);
-        goto fn_exit;
-    }
-    if ((err = iso__progress_waitall(2, req)) != MPI_SUCCESS)
-        goto fn_exit;
+    if (!P->start || !P->pstart || !P->targets || !P->src || !P->nblocks || !P->bytes)
+        return iso__error(ISO_ERR_NOMEM);
+    return MPI_SUCCESS;
+}
+
+/* Fills P's arrays from the gathered counts and [nblocks, bytes] pairs
+ * (start, src, nblocks, bytes; targets are gathered in place). */
+static void pattern_fill(pattern_t *P, const int *cnt, const long long *info_all)
+{
+    P->start[0] = 0;
+    for (int q = 0; q < P->K; q++)
+        P->start[q + 1] = P->start[q] + cnt[q];
     for (int q = 0; q < P->K; q++)
         for (long long e = P->start[q]; e < P->start[q + 1]; e++)
             P->src[e] = q;
@@ -198,6 +172,78 @@ static int gather_pattern(plan_t *pl, MPI_Comm comm, const iso_args *a)
         P->nblocks[e] = info_all[2 * e];
         P->bytes[e] = info_all[2 * e + 1];
     }
+}
+
+/* Every process's messages, gathered at every process (collective over
+ * comm), or only at root when root >= 0 (the other processes' P stays
+ * empty).  err: the caller's error so far; every process joins every
+ * collective here even after an error of its own, and the two agreements
+ * (core/agree.c) make an allocation that failed on one process, or a
+ * pattern too large at the root, an error on all of them before anyone
+ * waits for a gather that would never complete. */
+static int gather_pattern_at(plan_t *pl, MPI_Comm comm, const iso_args *a, int root, int err)
+{
+    pattern_t *P = &pl->P;
+    int n = 0, *tg = NULL, *cnt = NULL, *dsp = NULL, *cnt2 = NULL, *dsp2 = NULL;
+    int here = root < 0 || root == P->me; /* this process gets the pattern */
+    long long *info = NULL, *info_all = NULL;
+    iso_agreement ag = {0};
+    MPI_Request req[2];
+    if (err == MPI_SUCCESS)
+        err = local_messages(pl, a, &n, &tg, &info);
+    if (err == MPI_SUCCESS && here) {
+        cnt = malloc(sizeof(int) * ((size_t)P->K + 1));
+        dsp = malloc(sizeof(int) * ((size_t)P->K + 1));
+        cnt2 = malloc(sizeof(int) * ((size_t)P->K + 1));
+        dsp2 = malloc(sizeof(int) * ((size_t)P->K + 1));
+        if (!cnt || !dsp || !cnt2 || !dsp2)
+            err = iso__error(ISO_ERR_NOMEM);
+    }
+    if ((err = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (root < 0)
+        err = MPI_Iallgather(&n, 1, MPI_INT, cnt, 1, MPI_INT, comm, &req[0]);
+    else
+        err = MPI_Igather(&n, 1, MPI_INT, cnt, 1, MPI_INT, root, comm, &req[0]);
+    if (err || (err = iso__progress_waitall(1, req)))
+        goto fn_exit;
+    if (here) {
+        P->E = 0;
+        for (int q = 0; q < P->K; q++) {
+            dsp[q] = (int)P->E;
+            cnt2[q] = 2 * cnt[q];
+            dsp2[q] = 2 * dsp[q];
+            P->E += cnt[q];
+        }
+        if (2 * P->E > INT_MAX) /* the same on every process that has the pattern */
+            err = iso__error_msg(ISO_ERR_COUNT, "sharing: the pattern has %lld messages, more "
+                                                "than MPI_Igatherv counts", P->E);
+        else if ((err = pattern_alloc(P)) == MPI_SUCCESS &&
+                 (info_all = malloc(sizeof(long long) * 2 * ((size_t)P->E + 1))) == NULL)
+            err = iso__error(ISO_ERR_NOMEM);
+    }
+    if ((err = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (root < 0)
+        err = MPI_Iallgatherv(tg, n, MPI_INT, P->targets, cnt, dsp, MPI_INT, comm, &req[0]);
+    else
+        err = MPI_Igatherv(tg, n, MPI_INT, P->targets, cnt, dsp, MPI_INT, root, comm, &req[0]);
+    if (err)
+        goto fn_exit;
+    if (root < 0)
+        err = MPI_Iallgatherv(info, 2 * n, MPI_LONG_LONG, info_all, cnt2, dsp2, MPI_LONG_LONG,
+                              comm, &req[1]);
+    else
+        err = MPI_Igatherv(info, 2 * n, MPI_LONG_LONG, info_all, cnt2, dsp2, MPI_LONG_LONG, root,
+                           comm, &req[1]);
+    if (err) {
+        iso__progress_waitall(1, req);
+        goto fn_exit;
+    }
+    if ((err = iso__progress_waitall(2, req)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (here)
+        pattern_fill(P, cnt, info_all);
 fn_exit:
     free(tg);
     free(info);
@@ -215,20 +261,11 @@ static int cmp_int(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* The planner on the gathered pattern; each source's partners (its
- * messages' senders other than itself), distinct and ascending. */
-static int run_planner(pattern_t *P)
+/* Each source's partners (the senders other than itself of its messages in
+ * P), distinct and ascending. */
+static int derive_partners(pattern_t *P)
 {
-    iso_pattern pat = {P->K, P->start, P->targets, P->bytes};
-    iso_sharing sh;
     long long n = 0;
-    int err;
-    memset(&sh, 0, sizeof sh);
-    if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS)
-        return err;
-    P->sender = sh.sender;
-    sh.sender = NULL;
-    iso__sharing_free(&sh);
     if ((P->partners = malloc(sizeof(int) * ((size_t)P->E + 1))) == NULL)
         return iso__error(ISO_ERR_NOMEM);
     for (int q = 0; q < P->K; q++) {
@@ -253,6 +290,176 @@ static int run_planner(pattern_t *P)
     }
     P->pstart[P->K] = n;
     return MPI_SUCCESS;
+}
+
+/* The planner on the gathered pattern; each source's partners (its
+ * messages' senders other than itself), distinct and ascending. */
+static int run_planner(pattern_t *P)
+{
+    iso_pattern pat = {P->K, P->start, P->targets, P->bytes};
+    iso_sharing sh;
+    int err;
+    memset(&sh, 0, sizeof sh);
+    if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS)
+        return err;
+    P->sender = sh.sender;
+    sh.sender = NULL;
+    iso__sharing_free(&sh);
+    return derive_partners(P);
+}
+
+/* Who plans (DESIGN.md, "Message sharing"): every process on the allgathered
+ * pattern below ROOT_PLANS_FROM processes, the root (plan_at_root) from
+ * there on; ISO_SHARING_PLAN=all or =root forces one (a knob for tests and
+ * measurements: it must be the same on every process). */
+enum { ROOT_PLANS_FROM = 256 };
+
+static int root_plans(int size)
+{
+    const char *v = getenv("ISO_SHARING_PLAN");
+    if (v && strcmp(v, "all") == 0)
+        return 0;
+    if (v && strcmp(v, "root") == 0)
+        return 1;
+    return size >= ROOT_PLANS_FROM;
+}
+
+/* ---- one process plans ---------------------------------------------------------
+ *
+ * The root (rank 0) gathers the pattern (MPI_Igatherv), runs the planner and
+ * sends every other process its part (MPI_Iscatterv): the messages it has a
+ * hand in -- those it sends, forwards or receives -- each as a record
+ * (source, target, sender, blocks, bytes), in the pattern's order.  From
+ * its part a process rebuilds a pattern_t of those messages alone; the
+ * schedule (round0, round1, arrivals) reads nothing else: its own messages
+ * are all there, so its partners are; a source q's messages that it
+ * forwards or receives are there, so "is it a partner of q" is answered
+ * alike; and the messages keep their relative order, so every entry order
+ * is the same.  The plan is the one the gathered pattern gives. */
+
+enum { RECORD = 5 }; /* long longs a message's record takes */
+
+/* The processes other than the root (P->me) whose part holds message e:
+ * its source, target and sender, distinct (the target is never the
+ * source).  Returns how many are in who[]. */
+static int holders(const pattern_t *P, long long e, int who[3])
+{
+    int n = 0, all[3] = {P->src[e], P->targets[e], P->sender[e]};
+    for (int i = 0; i < 3; i++)
+        if (all[i] != P->me && (i < 2 || (all[2] != all[0] && all[2] != all[1])))
+            who[n++] = all[i];
+    return n;
+}
+
+/* At the root: every other process's part, records[dsp[r] ..] count[r]. */
+static int make_parts(const pattern_t *P, int *count, int *dsp, long long **records)
+{
+    long long total = 0, *fill;
+    int who[3];
+    for (int r = 0; r < P->K; r++)
+        count[r] = 0;
+    for (long long e = 0; e < P->E; e++)
+        for (int i = 0, n = holders(P, e, who); i < n; i++)
+            count[who[i]]++;
+    for (int r = 0; r < P->K; r++) {
+        if (total + count[r] > INT_MAX)
+            return iso__error_msg(ISO_ERR_COUNT, "sharing: the plan's parts hold more than "
+                                                 "MPI_Iscatterv counts");
+        dsp[r] = (int)total;
+        total += count[r];
+    }
+    if ((*records = malloc(sizeof(long long) * RECORD * ((size_t)total + 1))) == NULL ||
+        (fill = malloc(sizeof(long long) * ((size_t)P->K + 1))) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    for (int r = 0; r < P->K; r++)
+        fill[r] = dsp[r];
+    for (long long e = 0; e < P->E; e++)
+        for (int i = 0, n = holders(P, e, who); i < n; i++) {
+            long long *rec = *records + RECORD * fill[who[i]]++;
+            rec[0] = P->src[e];
+            rec[1] = P->targets[e];
+            rec[2] = P->sender[e];
+            rec[3] = P->nblocks[e];
+            rec[4] = P->bytes[e];
+        }
+    free(fill);
+    return MPI_SUCCESS;
+}
+
+/* This process's pattern from its part (n records, sources ascending). */
+static int part_pattern(pattern_t *P, const long long *rec, int n)
+{
+    P->E = n;
+    if (pattern_alloc(P) != MPI_SUCCESS ||
+        (P->sender = malloc(sizeof(int) * ((size_t)n + 1))) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    for (int q = 0; q <= P->K; q++)
+        P->start[q] = 0;
+    for (int e = 0; e < n; e++, rec += RECORD) {
+        P->src[e] = (int)rec[0];
+        P->targets[e] = (int)rec[1];
+        P->sender[e] = (int)rec[2];
+        P->nblocks[e] = rec[3];
+        P->bytes[e] = rec[4];
+        P->start[P->src[e] + 1]++;
+    }
+    for (int q = 0; q < P->K; q++)
+        P->start[q + 1] += P->start[q];
+    return derive_partners(P);
+}
+
+/* The plan's pattern at this process by the root's planning (collective
+ * over comm): the whole pattern at the root, this process's part elsewhere.
+ * err: the caller's error so far (every process joins every collective).
+ * The root's error (planner, parts) and a failed allocation of a part
+ * meet in one agreement before the parts travel. */
+static int plan_at_root(plan_t *pl, MPI_Comm comm, const iso_args *a, int err)
+{
+    pattern_t *P = &pl->P;
+    int root = 0, mine = 0, *count = NULL, *dsp = NULL;
+    long long *records = NULL, *part = NULL;
+    iso_agreement ag = {0};
+    MPI_Datatype rectype = MPI_DATATYPE_NULL;
+    MPI_Request req;
+    if (err == MPI_SUCCESS && P->me == root) {
+        count = calloc((size_t)P->K + 1, sizeof *count);
+        dsp = calloc((size_t)P->K + 1, sizeof *dsp);
+        if (!count || !dsp)
+            err = iso__error(ISO_ERR_NOMEM);
+    }
+    if ((err = gather_pattern_at(pl, comm, a, root, err)) != MPI_SUCCESS)
+        goto fn_exit;
+    if (P->me == root && (err = run_planner(P)) == MPI_SUCCESS &&
+        (err = make_parts(P, count, dsp, &records)) != MPI_SUCCESS)
+        memset(count, 0, sizeof *count * (size_t)P->K); /* nothing travels */
+    {   /* the root's error is kept for the agreement below */
+        int rc = MPI_Iscatter(count, 1, MPI_INT, &mine, 1, MPI_INT, root, comm, &req);
+        if (rc != MPI_SUCCESS || (rc = iso__progress_waitall(1, &req)) != MPI_SUCCESS) {
+            err = rc;
+            goto fn_exit;
+        }
+    }
+    if (err == MPI_SUCCESS &&
+        (part = malloc(sizeof(long long) * RECORD * ((size_t)mine + 1))) == NULL)
+        err = iso__error(ISO_ERR_NOMEM);
+    if ((err = iso__agree(comm, err, &ag)) != MPI_SUCCESS)
+        goto fn_exit;
+    if ((err = MPI_Type_contiguous(RECORD, MPI_LONG_LONG, &rectype)) ||
+        (err = MPI_Type_commit(&rectype)) ||
+        (err = MPI_Iscatterv(records, count, dsp, rectype, part, mine, rectype, root, comm,
+                             &req)) ||
+        (err = iso__progress_waitall(1, &req)))
+        goto fn_exit;
+    if (P->me != root)
+        err = part_pattern(P, part, mine);
+fn_exit:
+    if (rectype != MPI_DATATYPE_NULL)
+        MPI_Type_free(&rectype);
+    free(count);
+    free(dsp);
+    free(records);
+    free(part);
+    return err;
 }
 
 /* ---- the schedule ------------------------------------------------------------ */
@@ -477,12 +684,13 @@ int iso__sharing_route_plan(iso_priv *priv, int rank, int size, int nsend, const
     pl.nsend = nsend;
     pl.dests = dests;
     pl.nrecv = nrecv;
-    if ((pl.dest_pairs = iso__route_sorted_pairs(dests, nsend)) == NULL) {
-        err = iso__error(ISO_ERR_NOMEM);
-        goto fn_exit;
-    }
-    if ((err = gather_pattern(&pl, priv->comm, a)) != MPI_SUCCESS ||
-        (err = run_planner(&pl.P)) != MPI_SUCCESS)
+    pl.dest_pairs = iso__route_sorted_pairs(dests, nsend);
+    err = pl.dest_pairs == NULL ? iso__error(ISO_ERR_NOMEM) : MPI_SUCCESS;
+    if (root_plans(size))
+        err = plan_at_root(&pl, priv->comm, a, err);
+    else if ((err = gather_pattern_at(&pl, priv->comm, a, -1, err)) == MPI_SUCCESS)
+        err = run_planner(&pl.P);
+    if (err != MPI_SUCCESS)
         goto fn_exit;
     if (sources == NULL && (err = arrivals(&pl, a, out, &own_sources)) != MPI_SUCCESS)
         goto fn_exit;
@@ -558,62 +766,72 @@ static int count_receives(const pattern_t *P, const int *sender, long long *recv
     return MPI_SUCCESS;
 }
 
+/* The figures auto weighs, from the whole pattern P. */
+static int figures_of(const pattern_t *P, long long *mmax, long long *blocks)
+{
+    iso_pattern pat = {P->K, P->start, P->targets, NULL};
+    iso_sharing sh;
+    int err;
+    long long *sent = calloc((size_t)P->K * 2 + 1, sizeof *sent), *recv = sent + P->K;
+    memset(&sh, 0, sizeof sh);
+    if (sent == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS) {
+        free(sent);
+        iso__sharing_free(&sh);
+        return iso__error_msg(ISO_ERR_INTERN, "sharing: the planner failed on a gathered "
+                                              "pattern (MPI class %d)", err);
+    }
+    /* blocks a process sends: its own once (to a partner or to the
+     * target), and those it forwards */
+    for (long long e = 0; e < P->E; e++) {
+        sent[P->src[e]] += P->nblocks[e];
+        if (sh.sender[e] != P->src[e])
+            sent[sh.sender[e]] += P->nblocks[e];
+    }
+    for (int q = 0; q < P->K; q++)
+        *blocks = sent[q] > *blocks ? sent[q] : *blocks;
+    /* messages: the planner balances what processes send (sh.load),
+     * but a process also pays for what it receives, and forwarding
+     * adds receives (stage 0) that direct does not have: the busiest
+     * process by (sends + receives) / 2, which for direct on a
+     * symmetric pattern is its degree, as direct's cost counts it */
+    if ((err = count_receives(P, sh.sender, recv)) == MPI_SUCCESS)
+        for (int q = 0; q < P->K; q++) {
+            long long m = (sh.load[q] + recv[q] + 1) / 2;
+            *mmax = m > *mmax ? m : *mmax;
+        }
+    free(sent);
+    iso__sharing_free(&sh);
+    return err;
+}
+
 int iso__sharing_figures(iso_priv *priv, int rank, int size, int nsend, const int *dests,
                          long long *mmax, long long *blocks)
 {
     plan_t pl;
-    iso_sharing sh;
-    int err;
+    int err, root = root_plans(size) ? 0 : -1;
     memset(&pl, 0, sizeof pl);
-    memset(&sh, 0, sizeof sh);
     pl.P.K = size;
     pl.P.me = rank;
     pl.nsend = nsend;
     pl.dests = dests;
     *mmax = *blocks = 0;
-    if ((pl.dest_pairs = iso__route_sorted_pairs(dests, nsend)) == NULL) {
-        err = iso__error(ISO_ERR_NOMEM);
+    pl.dest_pairs = iso__route_sorted_pairs(dests, nsend);
+    err = pl.dest_pairs == NULL ? iso__error(ISO_ERR_NOMEM) : MPI_SUCCESS;
+    if ((err = gather_pattern_at(&pl, priv->comm, NULL, root, err)) != MPI_SUCCESS)
         goto fn_exit;
-    }
-    if ((err = gather_pattern(&pl, priv->comm, NULL)) != MPI_SUCCESS)
-        goto fn_exit;
-    {
-        pattern_t *P = &pl.P;
-        iso_pattern pat = {P->K, P->start, P->targets, NULL};
-        long long *sent = calloc((size_t)P->K * 2, sizeof *sent), *recv = sent + P->K;
-        if (sent == NULL) {
-            err = iso__error(ISO_ERR_NOMEM);
-            goto fn_exit;
+    {   /* the figures (the same on every process that has the pattern; 0
+         * elsewhere, so the maximum), or an error, to every process */
+        iso_agreement ag = {.nmax = 2};
+        if (root < 0 || rank == root)
+            err = figures_of(&pl.P, &ag.max[0], &ag.max[1]);
+        if ((err = iso__agree(priv->comm, err, &ag)) == MPI_SUCCESS) {
+            *mmax = ag.max[0];
+            *blocks = ag.max[1];
         }
-        if ((err = iso__sharing_plan(&pat, &sh)) != MPI_SUCCESS) {
-            free(sent);
-            err = iso__error_msg(ISO_ERR_INTERN, "sharing: the planner failed on a gathered "
-                                                 "pattern (MPI class %d)", err);
-            goto fn_exit;
-        }
-        /* blocks a process sends: its own once (to a partner or to the
-         * target), and those it forwards */
-        for (long long e = 0; e < P->E; e++) {
-            sent[P->src[e]] += P->nblocks[e];
-            if (sh.sender[e] != P->src[e])
-                sent[sh.sender[e]] += P->nblocks[e];
-        }
-        for (int q = 0; q < P->K; q++)
-            *blocks = sent[q] > *blocks ? sent[q] : *blocks;
-        /* messages: the planner balances what processes send (sh.load),
-         * but a process also pays for what it receives, and forwarding
-         * adds receives (stage 0) that direct does not have: the busiest
-         * process by (sends + receives) / 2, which for direct on a
-         * symmetric pattern is its degree, as direct's cost counts it */
-        if ((err = count_receives(P, sh.sender, recv)) == MPI_SUCCESS)
-            for (int q = 0; q < P->K; q++) {
-                long long m = (sh.load[q] + recv[q] + 1) / 2;
-                *mmax = m > *mmax ? m : *mmax;
-            }
-        free(sent);
     }
 fn_exit:
-    iso__sharing_free(&sh);
     free(pl.dest_pairs);
     pattern_free(&pl.P);
     return err;
