@@ -300,7 +300,7 @@ def medians(rows):
 
 
 R_SKIP = {"rep", "time_us", "iters", "picked", "wrong", "launch", "loadavg", "sim_wall_s",
-          "sim_cpu_s", "exch_us", "spmv_us", "buffer_kb", "msgs", "inter", "nodes"}
+          "sim_cpu_s", "exch_us", "spmv_us", "buffer_kb", "setup_us", "msgs", "inter", "nodes"}
 
 
 def iso_table(rows, lines):

@@ -47,7 +47,11 @@
  * maximised over the ranks; medians over the repetitions.  Buffer: bytes of
  * the send and receive buffers of the original messages (BL), for vpt plus
  * the library's message buffers (Iso_request_vpt_info); max over ranks.
- * See bench/README.md. */
+ * Set-up (setup_us=, machine lines only): the variant's one
+ * Iso_neighbor_alltoallv_init after a barrier, max over the ranks, in the
+ * order of --variants: it includes making a vpt or sharing plan (and
+ * auto's figures) unless an earlier variant's plan on the same graph is
+ * reused from the cache.  See bench/README.md. */
 #include <isocoll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,6 +392,7 @@ typedef struct {
     int pass;                      /* y = Ax held on every rank */
     long long msgs, bytes;         /* one exchange, this rank */
     double *tcomm, *tspmv;         /* per repetition */
+    double tsetup;                 /* the init, max over ranks (seconds) */
     iso_vpt_model model;           /* rank 0: the prediction */
     int have_model;
     long long lib_buf;             /* vpt: Iso_request_vpt_info's buffer bytes, else -1 */
@@ -626,10 +631,14 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         v[k].ok = 0, v[k].pass = 0;
         v[k].tcomm = xmalloc(sizeof(double) * (size_t)reps);
         v[k].tspmv = xmalloc(sizeof(double) * (size_t)reps);
+        MPI_Barrier(MPI_COMM_WORLD);
+        v[k].tsetup = MPI_Wtime();
         if (v[k].kind != V_MPI)
             rc = Iso_neighbor_alltoallv_init(pb.sendbuf, pb.scounts, pb.sdispls, MPI_DOUBLE,
                                              pb.xv + pb.nown, pb.rcounts, pb.rdispls,
                                              MPI_DOUBLE, pb.graph, v[k].info, &v[k].req);
+        v[k].tsetup = MPI_Wtime() - v[k].tsetup;
+        MPI_Allreduce(MPI_IN_PLACE, &v[k].tsetup, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (worst != MPI_SUCCESS) {
             char msg[MPI_MAX_ERROR_STRING] = "";
@@ -749,10 +758,11 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
             if (v[k].kind != V_MPI) /* "n=" only for the library's: direct (1), vpt, sharing (2) */
                 snprintf(nfield, sizeof nfield, " n=%d dims=%s", v[k].n, v[k].dimstr);
             printf("matrix=%s variant=%s%s mmax=%lld mavg=%.2f vavg=%.1f comm_us=%.1f "
-                   "spmv_us=%.1f buffer_kb=%.1f %s\n",
+                   "spmv_us=%.1f buffer_kb=%.1f setup_us=%.1f %s\n",
                    base, kind_names[v[k].kind],
                    nfield, v[k].mmax, v[k].mavg, v[k].vavg, median(v[k].tcomm, reps) * 1e6,
-                   median(v[k].tspmv, reps) * 1e6, v[k].buf_kb, v[k].pass ? "PASS" : "FAIL");
+                   median(v[k].tspmv, reps) * 1e6, v[k].buf_kb, v[k].tsetup * 1e6,
+                   v[k].pass ? "PASS" : "FAIL");
         }
     }
     for (int k = 0; k < nv; k++) {
