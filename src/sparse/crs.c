@@ -221,9 +221,6 @@ static int check_args(iso_sdde_call *c, crs_out *o, int p)
     return c->n > 0 ? check_dests(c->dest, c->n, p) : MPI_SUCCESS;
 }
 
-/* iso_verify: one agreement (core/agree.c) spreads an argument error found
- * anywhere and checks that all chose the same algorithm; nonblocking, so
- * that other requests progress while it completes. */
 long long iso__sdde_options_hash(const iso_vpt_opts *o)
 {
     unsigned long long h = ((unsigned long long)o->n * 131u + (unsigned)o->locality) * 131u +
@@ -233,6 +230,9 @@ long long iso__sdde_options_hash(const iso_vpt_opts *o)
     return (long long)(h >> 2);
 }
 
+/* iso_verify: one agreement (core/agree.c) spreads an argument error found
+ * anywhere and checks that all chose the same algorithm; nonblocking, so
+ * that other requests progress while it completes. */
 static int agree(MPI_Comm comm, int err, int algorithm, const iso_vpt_opts *vpt, int tune)
 {
     /* the VPT options and the locality level too: processes whose shapes or
