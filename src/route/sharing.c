@@ -217,7 +217,7 @@ static int gather_pattern_at(plan_t *pl, MPI_Comm comm, const iso_args *a, int r
         }
         if (2 * P->E > INT_MAX) /* the same on every process that has the pattern */
             err = iso__error_msg(ISO_ERR_COUNT, "sharing: the pattern has %lld messages, more "
-                                                "than MPI_Igatherv counts", P->E);
+                                                "than the gathers' int counts hold", P->E);
         else if ((err = pattern_alloc(P)) == MPI_SUCCESS &&
                  (info_all = malloc(sizeof(long long) * 2 * ((size_t)P->E + 1))) == NULL)
             err = iso__error(ISO_ERR_NOMEM);
