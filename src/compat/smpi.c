@@ -164,7 +164,10 @@ int iso_smpi_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 
 /* ---- completion ---------------------------------------------------------- */
 
-static void barriers_progress(const MPI_Request *request, int block);
+static void progress(void);
+static void relays_progress(void);
+static int work_pending(void);
+static int wait_union(int count, MPI_Request requests[], int *index, MPI_Status *status);
 
 /* MPI_Test of MPI_REQUEST_NULL must give flag = true with an empty status;
  * SMPI 3.32 sets the flag only when a status is asked for, and leaves it
@@ -185,21 +188,23 @@ int iso_smpi_Test(MPI_Request *request, int *flag, MPI_Status *status)
         }
         return MPI_SUCCESS;
     }
-    barriers_progress(request, 0);
+    progress();
     return PMPI_Test(request, flag, status);
 }
 
-/* While rank 0 has relays pending (below), a wait polls, so that it keeps
- * relaying: the request waited for may depend on another process that
- * waits for a release.  (SMPI's MPI_Test lets simulated time pass.) */
-static int relays_pending(void);
-
+/* While this process has collective work pending (below: rank 0's relays,
+ * any process's schedules), a wait blocks on its request and on every
+ * receive that work waits for, and progresses the work when one of those
+ * completes: the request waited for may depend on another process that
+ * waits for this one's next message. */
 int iso_smpi_Wait(MPI_Request *request, MPI_Status *status)
 {
-    int flag = 0, err;
-    barriers_progress(request, 1);
-    while (relays_pending()) {
-        if ((err = iso_smpi_Test(request, &flag, status)) != MPI_SUCCESS || flag)
+    int i, err;
+    progress();
+    while (work_pending() && request != NULL && *request != MPI_REQUEST_NULL) {
+        err = wait_union(1, request, &i, status);
+        progress();
+        if (err != MPI_SUCCESS || i == 0)
             return err;
     }
     return PMPI_Wait(request, status);
@@ -240,7 +245,7 @@ static int early_take(const MPI_Request *slot, MPI_Status *st)
 int iso_smpi_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
     int all = 1, failed = 0;
-    barriers_progress(NULL, 0);
+    progress();
     if (statuses == MPI_STATUSES_IGNORE)
         return PMPI_Testall(count, requests, flag, statuses);
     for (int i = 0; i < count; i++) {
@@ -279,14 +284,34 @@ int iso_smpi_Testall(int count, MPI_Request requests[], int *flag, MPI_Status st
 }
 
 /* MPI_Waitall after an MPI_Testall that completed some requests early:
- * their kept statuses, the others' from SMPI. */
+ * their kept statuses, the others' from SMPI.  While collective work is
+ * pending it waits for any one of the requests or of the work's receives
+ * (as MPI_Wait), and keeps the statuses of the requests completed one by
+ * one the same way, until MPI_Testall finds them all complete. */
 int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
     int err, failed = 0, flag = 0;
-    barriers_progress(NULL, 0);
-    while (relays_pending()) {
+    progress();
+    while (work_pending()) {
+        MPI_Status st;
+        early_status *e;
+        int i;
         if ((err = iso_smpi_Testall(count, requests, &flag, statuses)) != MPI_SUCCESS || flag)
             return err;
+        err = wait_union(count, requests, &i, &st);
+        progress();
+        if (i == MPI_UNDEFINED || i >= count) {
+            if (err != MPI_SUCCESS)
+                return err;
+            continue;
+        }
+        if (statuses == MPI_STATUSES_IGNORE)
+            continue;
+        st.MPI_ERROR = err;
+        if ((e = malloc(sizeof *e)) == NULL)
+            return MPI_ERR_NO_MEM;
+        *e = (early_status){&requests[i], st, early};
+        early = e;
     }
     for (int i = 0; i < count && early != NULL; i++)
         if (requests[i] != MPI_REQUEST_NULL || statuses == MPI_STATUSES_IGNORE)
@@ -306,7 +331,7 @@ int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     return failed ? MPI_ERR_IN_STATUS : MPI_SUCCESS;
 }
 
-/* ---- nonblocking barrier and allreduce through rank 0 ----------------------- */
+/* ---- nonblocking collectives through rank 0 ---------------------------------- */
 
 /* SMPI 3.32's MPI_Ibarrier is no barrier: its root posts the releases
  * together with the receives of the others' arrivals, so every process
@@ -317,14 +342,18 @@ int iso_smpi_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
  * simulator matches in mailboxes of p messages each; with iso_verify's
  * agreement (core/agree.c) in every call, a test at 256 ranks did not
  * finish in 300 s, against about a second without it.
- * Here both are a relay through rank 0, 2(p - 1) messages: every process
+ * MPI_Ibarrier and the MPI_Iallreduce the library makes (a predefined
+ * commutative op on a few elements) are schedules of log p steps now (next
+ * section).  The others (MPI_Iallreduce with any other op,
+ * MPI_Ireduce_scatter_block, MPI_Iallgather(v)) are a relay through rank
+ * 0, 2(p - 1) messages: every process
  * sends its arrival (its contribution) to rank 0 and returns the receive
  * of rank 0's release (the result) as its request; rank 0 receives the
  * arrivals, reduces them in rank order (so any MPI_Op is right) and sends
  * the releases once all are in, and its own request is the receive of a
  * release it sends itself.  Only rank 0 must act, which it does in the
  * completion calls wrapped here (MPI_Test, MPI_Wait, MPI_Testall,
- * MPI_Waitall), whatever request they are given.  Tags MPI_TAG_UB (SMPI:
+ * MPI_Waitall, MPI_Testany, MPI_Waitany), whatever request they are given.  Tags MPI_TAG_UB (SMPI:
  * INT_MAX) and one below, on comm itself: no duplicate can be made without
  * blocking, and the library's tags count up from 0 (core/privcomm.c).
  * Collectives on one communicator start in one order everywhere, and
@@ -465,11 +494,6 @@ static int relay_release(pending_relay *b)
     return err;
 }
 
-static int relays_pending(void)
-{
-    return pending != NULL;
-}
-
 static void relay_free(pending_relay *b)
 {
     free(b->arrivals);
@@ -499,86 +523,6 @@ static void relays_drain(int block)
         *at = b->next;
         relay_free(b);
     }
-}
-
-/* Progresses rank 0's pending relays: those whose arrivals are all in are
- * released, in the order they started on each communicator (the list's:
- * the other processes post the receives of their releases in that order,
- * and two relays may run at once, as the two MPI_Iallgatherv of
- * route/sharing.c do).  block: wait for the arrivals of the relay whose
- * request is *request (the caller waits for it). */
-static void barriers_progress(const MPI_Request *request, int block)
-{
-    for (pending_relay **at = &pending; *at != NULL;) {
-        pending_relay *b = *at;
-        int all = 0, earlier = 0;
-        for (pending_relay *e = pending; e != b && !earlier; e = e->next)
-            earlier = e->comm == b->comm;
-        if (earlier)
-            all = 0;
-        else if (block && request != NULL && *request == b->release)
-            all = PMPI_Waitall(b->n, b->arrivals, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
-        else if (PMPI_Testall(b->n, b->arrivals, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-            all = 0;
-        if (!all) {
-            at = &b->next;
-            continue;
-        }
-        *at = b->next;
-        relay_release(b); /* (an error leaves the others waiting: nothing better here) */
-        b->next = draining; /* freed when the sends posted are complete */
-        draining = b;
-    }
-    relays_drain(0);
-}
-
-/* MPI_Testany, MPI_Waitany: rank 0 relays from these too (the mailbox
- * waits for its termination waves, MPI_Iallreduce, in MPI_Waitany beside
- * its receives and sends; without this every process waited for ever).
- * While rank 0 has relays pending, its MPI_Waitany waits for any of the
- * caller's requests or any arrival of a pending relay, and releases what
- * is complete.  Polling would not do: SMPI's MPI_Testany and MPI_Testall
- * let no simulated time pass, and the simulation spun at one instant. */
-int iso_smpi_Testany(int count, MPI_Request requests[], int *index, int *flag,
-                     MPI_Status *status)
-{
-    barriers_progress(NULL, 0);
-    return PMPI_Testany(count, requests, index, flag, status);
-}
-
-int iso_smpi_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
-{
-    int active = 0;
-    barriers_progress(NULL, 0);
-    for (int i = 0; i < count; i++)
-        active |= requests[i] != MPI_REQUEST_NULL;
-    while (pending != NULL && active) {
-        MPI_Request *all;
-        MPI_Status st;
-        int n = count, i = MPI_UNDEFINED, err;
-        for (pending_relay *b = pending; b != NULL; b = b->next)
-            n += b->n;
-        if ((all = malloc(sizeof *all * (size_t)n)) == NULL)
-            return MPI_ERR_NO_MEM;
-        memcpy(all, requests, sizeof *all * (size_t)count);
-        n = count;
-        for (pending_relay *b = pending; b != NULL; n += b->n, b = b->next)
-            memcpy(all + n, b->arrivals, sizeof *all * (size_t)b->n);
-        err = PMPI_Waitany(n, all, &i, &st);
-        memcpy(requests, all, sizeof *all * (size_t)count);
-        n = count;
-        for (pending_relay *b = pending; b != NULL; n += b->n, b = b->next)
-            memcpy(b->arrivals, all + n, sizeof *all * (size_t)b->n);
-        free(all);
-        barriers_progress(NULL, 0);
-        if (err != MPI_SUCCESS || i < count) { /* one of the caller's */
-            *index = i;
-            if (status != MPI_STATUS_IGNORE)
-                *status = st;
-            return err;
-        }
-    }
-    return PMPI_Waitany(count, requests, index, status);
 }
 
 /* Starts the relay of one collective of kind on comm, type elements:
@@ -658,7 +602,7 @@ static int relay_start(relay_kind kind, const void *sendbuf, void *recvbuf, int 
             end = &(*end)->next;
         *end = b;
     }
-    barriers_progress(NULL, 0); /* p = 1: released at once */
+    relays_progress(); /* p = 1: released at once */
     return MPI_SUCCESS;
 }
 
@@ -674,21 +618,473 @@ static int relay_fits(MPI_Comm comm, long long count, MPI_Datatype type)
            size * count < RELAY_MAX_BYTES;
 }
 
+/* Progresses rank 0's pending relays: those whose arrivals are all in are
+ * released, in the order they started on each communicator (the list's:
+ * the other processes post the receives of their releases in that order,
+ * and two relays may run at once, as the two MPI_Iallgatherv of
+ * route/sharing.c do). */
+static void relays_progress(void)
+{
+    for (pending_relay **at = &pending; *at != NULL;) {
+        pending_relay *b = *at;
+        int all = 0, earlier = 0;
+        for (pending_relay *e = pending; e != b && !earlier; e = e->next)
+            earlier = e->comm == b->comm;
+        if (earlier || PMPI_Testall(b->n, b->arrivals, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+            all = 0;
+        if (!all) {
+            at = &b->next;
+            continue;
+        }
+        *at = b->next;
+        relay_release(b); /* (an error leaves the others waiting: nothing better here) */
+        b->next = draining; /* freed when the sends posted are complete */
+        draining = b;
+    }
+    relays_drain(0);
+}
+
+/* ---- nonblocking barrier and allreduce in log p rounds ------------------- */
+
+/* MPI_Ibarrier, and MPI_Iallreduce of a few elements of a named type with
+ * a predefined commutative MPI_Op (core/agree.c, mailbox/quiesce.c,
+ * sparse/rma.c): the relay above makes one call cost 2(p - 1) messages
+ * through rank 0, which at 512 simulated ranks took ~0.35 ms of simulated
+ * time, where an MPI takes log p rounds.  Here every process runs a
+ * schedule of steps; step k sends to one process, or receives from one,
+ * or both, and step k + 1 starts when step k's receive is complete:
+ *   MPI_Ibarrier    dissemination: step k (k < ceil(log2 p)) sends to
+ *                   rank + 2^k and receives from rank - 2^k (mod p), zero
+ *                   bytes.  After step k a process has heard, directly or
+ *                   not, from the 2^(k+1) - 1 processes before it.
+ *   MPI_Iallreduce  recursive doubling over the largest power of two
+ *                   q <= p; the first 2(p - q) ranks fold in pairs first
+ *                   (step 0: even sends its vector to odd, which reduces)
+ *                   and unfold last (odd sends even the result).  In
+ *                   between, log2 q exchanges with partner (new rank) xor
+ *                   2^j, each reduced lower rank first, so that both
+ *                   partners compute the same value and every process
+ *                   ends with the same bits.
+ * The receives of all steps are posted at the start (the buffers are the
+ * schedule's); the sends of a step are posted from the schedule's copy of
+ * the partial result when the step starts; the result is copied to recvbuf
+ * at the end.  The caller's request is a zero-byte receive from itself
+ * (DONE_TAG), which the schedule's last act sends: SMPI has no generalized
+ * requests, and any wait on it goes to SMPI.
+ * Progress: every wrapped completion call (MPI_Test, _Wait, _Testall,
+ * _Waitall, _Testany, _Waitany) advances every schedule of its process as
+ * far as its receives allow, whatever request it is given, and a wait
+ * blocks in MPI_Waitany on its own requests and the receive each schedule
+ * waits for, advancing when one completes (polling would spin: with
+ * smpi/test:0, MPI_Test lets no simulated time pass).
+ * Matching: step k's messages have tag BARRIER_TAG(k) or ALLREDUCE_TAG(k)
+ * on comm itself (next to the relay's, the top of the tag range, which the
+ * library's tags, counting up from 0, never reach).  Two schedules of one
+ * kind on one communicator have the same peers in every step (same rank,
+ * same size): collectives start in one order on every process, so each
+ * process posts their receives in that order, and it posts their step-k
+ * sends in that order too (a step's send waits until every earlier
+ * schedule of its kind on comm has posted its own step-k send, which
+ * never waits for a later one).  Messages between two processes with one
+ * tag do not overtake: the j-th step-k message from a peer meets the j-th
+ * step-k receive, that of the same collective.  Likewise the DONE messages
+ * are sent in start order on each communicator (a schedule completes only
+ * after the earlier ones on its comm), and meet their own requests.
+ * Everything else (user and non-commutative ops, MINLOC/MAXLOC, derived
+ * types, 64 KiB or more) keeps the relay or SMPI's own, as before. */
+#define DONE_TAG (INT_MAX - 2)
+#define STEPS_MAX 34 /* fold, 31 exchanges (p < 2^31), unfold; a barrier 31 */
+#define BARRIER_TAG(k) (INT_MAX - 3 - (k))
+#define ALLREDUCE_TAG(k) (INT_MAX - 3 - STEPS_MAX - (k))
+
+typedef enum { SCHED_BARRIER, SCHED_ALLREDUCE } sched_kind;
+
+/* After a step's receive, the partial result acc and what came in: */
+typedef enum {
+    KEEP,     /* nothing (a barrier) */
+    IN_OP,    /* acc = in op acc (in: the lower ranks') */
+    OP_IN,    /* acc = acc op in (in: the higher ranks') */
+    TAKE_IN   /* acc = in (the unfold: the result) */
+} step_action;
+
+typedef struct {
+    int to, from;         /* ranks, or -1: no send / no receive in this step */
+    step_action action;
+} sched_step;
+
+typedef struct schedule {
+    MPI_Comm comm;
+    sched_kind kind;
+    int nsteps;
+    int step;             /* the current step (nsteps: all done) */
+    int sent;             /* the current step's send is posted */
+    int done;             /* the caller's request is released (DONE sent) */
+    sched_step steps[STEPS_MAX];
+    MPI_Request recvs[STEPS_MAX]; /* posted at the start */
+    MPI_Request sends[STEPS_MAX];
+    MPI_Datatype type;
+    MPI_Op op;
+    int count;
+    size_t bytes;         /* of one vector (0: a barrier) */
+    char *acc;            /* the partial result, then nsteps incoming and
+                             nsteps outgoing vectors */
+    void *recvbuf;
+    struct schedule *next;
+} schedule;
+
+/* This process's schedules in start order, kept until their sends are
+ * complete (the others may still be receiving them). */
+static schedule *schedules;
+
+static char *sched_in(schedule *s, int k)
+{
+    return s->acc + (size_t)(1 + k) * s->bytes;
+}
+
+static char *sched_out(schedule *s, int k)
+{
+    return s->acc + (size_t)(1 + s->nsteps + k) * s->bytes;
+}
+
+static int sched_tag(const schedule *s, int k)
+{
+    return s->kind == SCHED_BARRIER ? BARRIER_TAG(k) : ALLREDUCE_TAG(k);
+}
+
+/* The steps of rank of p (above). */
+static int barrier_steps(int rank, int p, sched_step *steps)
+{
+    int n = 0;
+    for (long long d = 1; d < p; d *= 2, n++)
+        steps[n] = (sched_step){(int)((rank + d) % p), (int)((rank - d % p + p) % p), KEEP};
+    return n;
+}
+
+static int allreduce_steps(int rank, int p, sched_step *steps)
+{
+    int q = 1, rem, n = 0, me;
+    while (q <= p / 2)
+        q *= 2;
+    rem = p - q;
+    if (rem > 0) { /* fold: even 2i gives its vector to 2i + 1 */
+        steps[n++] = rank >= 2 * rem ? (sched_step){-1, -1, KEEP}
+                     : rank % 2 == 0 ? (sched_step){rank + 1, -1, KEEP}
+                                     : (sched_step){-1, rank - 1, IN_OP};
+    }
+    me = rank < 2 * rem ? (rank % 2 ? rank / 2 : -1) : rank - rem; /* new rank, -1: folded */
+    for (int d = 1; d < q; d *= 2) {
+        int peer = me ^ d, real = peer < rem ? 2 * peer + 1 : peer + rem;
+        steps[n++] = me < 0 ? (sched_step){-1, -1, KEEP}
+                            : (sched_step){real, real, peer < me ? IN_OP : OP_IN};
+    }
+    if (rem > 0) { /* unfold: odd 2i + 1 gives 2i the result */
+        steps[n++] = rank >= 2 * rem ? (sched_step){-1, -1, KEEP}
+                     : rank % 2 == 0 ? (sched_step){-1, rank + 1, TAKE_IN}
+                                     : (sched_step){rank - 1, -1, KEEP};
+    }
+    return n;
+}
+
+/* Has every schedule before s of its kind on its comm posted its send of
+ * step k?  (They have the same steps.) */
+static int earlier_sent(const schedule *s, int k)
+{
+    for (const schedule *e = schedules; e != s; e = e->next)
+        if (e->comm == s->comm && e->kind == s->kind && e->step < e->nsteps &&
+            (e->step < k || (e->step == k && !e->sent)))
+            return 0;
+    return 1;
+}
+
+static int earlier_done(const schedule *s)
+{
+    for (const schedule *e = schedules; e != s; e = e->next)
+        if (e->comm == s->comm && !e->done)
+            return 0;
+    return 1;
+}
+
+/* Takes s as many steps as its receives allow, then releases the caller's
+ * request if the earlier ones on its comm are released. */
+static int sched_advance(schedule *s)
+{
+    int err = MPI_SUCCESS, rank, flag;
+    while (s->step < s->nsteps) {
+        const sched_step *st = &s->steps[s->step];
+        int k = s->step;
+        if (!s->sent && st->to >= 0) {
+            if (!earlier_sent(s, k))
+                return MPI_SUCCESS;
+            if (s->bytes)
+                memcpy(sched_out(s, k), s->acc, s->bytes);
+            if ((err = PMPI_Isend(s->bytes ? sched_out(s, k) : NULL, s->count,
+                                  s->bytes ? s->type : MPI_BYTE, st->to, sched_tag(s, k), s->comm,
+                                  &s->sends[k])) != MPI_SUCCESS)
+                return err;
+        }
+        s->sent = 1;
+        if (st->from >= 0) {
+            if (s->recvs[k] != MPI_REQUEST_NULL) {
+                if ((err = PMPI_Test(&s->recvs[k], &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+                    return err;
+                if (!flag)
+                    return MPI_SUCCESS;
+            }
+            if (st->action == IN_OP)
+                err = PMPI_Reduce_local(sched_in(s, k), s->acc, s->count, s->type, s->op);
+            else if (st->action == OP_IN) {
+                if ((err = PMPI_Reduce_local(s->acc, sched_in(s, k), s->count, s->type, s->op)) ==
+                    MPI_SUCCESS)
+                    memcpy(s->acc, sched_in(s, k), s->bytes);
+            } else if (st->action == TAKE_IN)
+                memcpy(s->acc, sched_in(s, k), s->bytes);
+            if (err != MPI_SUCCESS)
+                return err;
+        }
+        s->step++;
+        s->sent = 0;
+    }
+    if (!s->done && earlier_done(s)) {
+        MPI_Request r;
+        if (s->bytes)
+            memcpy(s->recvbuf, s->acc, s->bytes);
+        if ((err = MPI_Comm_rank(s->comm, &rank)) != MPI_SUCCESS ||
+            (err = PMPI_Isend(NULL, 0, MPI_BYTE, rank, DONE_TAG, s->comm, &r)) != MPI_SUCCESS ||
+            (err = loose_keep(&r)) != MPI_SUCCESS)
+            return err;
+        s->done = 1;
+    }
+    return MPI_SUCCESS;
+}
+
+static void sched_free(schedule *s)
+{
+    free(s->acc);
+    free(s);
+}
+
+/* Advances every schedule (earliest first: an earlier one may let a later
+ * one send or finish) and frees those done whose sends are complete.
+ * (An error leaves the schedule where it is: nothing better here.) */
+static void scheds_progress(int block)
+{
+    for (schedule *s = schedules; s != NULL; s = s->next)
+        sched_advance(s);
+    for (schedule **at = &schedules; *at != NULL;) {
+        schedule *s = *at;
+        int all = 0;
+        if (s->done) {
+            if (block)
+                all = PMPI_Waitall(s->nsteps, s->sends, MPI_STATUSES_IGNORE) == MPI_SUCCESS;
+            else if (PMPI_Testall(s->nsteps, s->sends, &all, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+                all = 0;
+        }
+        if (!all) {
+            at = &s->next;
+            continue;
+        }
+        *at = s->next;
+        sched_free(s);
+    }
+}
+
+/* Starts the schedule of kind on comm (an allreduce: count elements of
+ * type, which sched_fits accepted) and returns its request. */
+static int sched_start(sched_kind kind, const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype type, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    schedule *s;
+    int rank, p, size = 0, err;
+    if ((err = MPI_Comm_rank(comm, &rank)) != MPI_SUCCESS ||
+        (err = MPI_Comm_size(comm, &p)) != MPI_SUCCESS ||
+        (kind == SCHED_ALLREDUCE && (err = PMPI_Type_size(type, &size)) != MPI_SUCCESS))
+        return err;
+    if ((s = calloc(1, sizeof *s)) == NULL)
+        return MPI_ERR_NO_MEM;
+    s->comm = comm;
+    s->kind = kind;
+    s->nsteps = kind == SCHED_BARRIER ? barrier_steps(rank, p, s->steps)
+                                      : allreduce_steps(rank, p, s->steps);
+    s->type = type;
+    s->op = op;
+    s->count = kind == SCHED_BARRIER ? 0 : count;
+    s->bytes = (size_t)size * (size_t)s->count;
+    s->recvbuf = recvbuf;
+    if ((s->acc = malloc(s->bytes * (size_t)(1 + 2 * s->nsteps) + 1)) == NULL) {
+        free(s);
+        return MPI_ERR_NO_MEM;
+    }
+    if (s->bytes)
+        memcpy(s->acc, sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf, s->bytes);
+    for (int k = 0; k < STEPS_MAX; k++)
+        s->recvs[k] = s->sends[k] = MPI_REQUEST_NULL;
+    err = PMPI_Irecv(NULL, 0, MPI_BYTE, rank, DONE_TAG, comm, request);
+    for (int k = 0; k < s->nsteps && err == MPI_SUCCESS; k++)
+        if (s->steps[k].from >= 0)
+            err = PMPI_Irecv(s->bytes ? sched_in(s, k) : NULL, s->count,
+                             s->bytes ? type : MPI_BYTE, s->steps[k].from, sched_tag(s, k), comm,
+                             &s->recvs[k]);
+    if (err != MPI_SUCCESS) { /* (receives already posted stay: nothing better here) */
+        sched_free(s);
+        return err;
+    }
+    {
+        schedule **end = &schedules; /* last: the list is in start order */
+        while (*end != NULL)
+            end = &(*end)->next;
+        *end = s;
+    }
+    return sched_advance(s); /* the first sends; p = 1: done at once */
+}
+
+/* Can MPI_Iallreduce run as a schedule?  A predefined commutative op
+ * (MINLOC and MAXLOC need pair types, left to the relay), a named type
+ * without gaps (the vectors are copied as bytes), what relay_fits takes. */
+static int sched_fits(MPI_Comm comm, int count, MPI_Datatype type, MPI_Op op)
+{
+    MPI_Aint lb = 0, extent = 0;
+    int size = 0;
+    int builtin = op == MPI_SUM || op == MPI_PROD || op == MPI_MAX || op == MPI_MIN ||
+                  op == MPI_LAND || op == MPI_LOR || op == MPI_LXOR || op == MPI_BAND ||
+                  op == MPI_BOR || op == MPI_BXOR;
+    return builtin && relay_fits(comm, count, type) &&
+           PMPI_Type_get_extent(type, &lb, &extent) == MPI_SUCCESS &&
+           PMPI_Type_size(type, &size) == MPI_SUCCESS && lb == 0 && extent == size;
+}
+
+/* ---- progress of the collectives above ------------------------------------ */
+
+/* The request slots whose completion lets this process's collective work
+ * go on: rank 0's pending relays' arrivals, and the receive of the step
+ * each schedule not yet done is at (the earliest of each communicator is
+ * never held back by another, so there is one while any is pending).
+ * Returns their number; *slots (if not NULL) gets them, to be freed. */
+static int waitables(MPI_Request ***slots)
+{
+    int n = 0;
+    for (int fill = 0; fill < 2; fill++) {
+        if (fill) {
+            if (slots == NULL || n == 0)
+                return n;
+            if ((*slots = malloc(sizeof **slots * (size_t)n)) == NULL)
+                return -1;
+            n = 0;
+        }
+        for (pending_relay *b = pending; b != NULL; b = b->next)
+            for (int i = 0; i < b->n; i++)
+                if (b->arrivals[i] != MPI_REQUEST_NULL) {
+                    if (fill)
+                        (*slots)[n] = &b->arrivals[i];
+                    n++;
+                }
+        for (schedule *s = schedules; s != NULL; s = s->next)
+            if (!s->done && s->step < s->nsteps && s->recvs[s->step] != MPI_REQUEST_NULL) {
+                if (fill)
+                    (*slots)[n] = &s->recvs[s->step];
+                n++;
+            }
+    }
+    return n;
+}
+
+static int work_pending(void)
+{
+    return waitables(NULL) > 0;
+}
+
+static void progress(void)
+{
+    relays_progress();
+    scheds_progress(0);
+}
+
+/* MPI_Waitany over the caller's count requests and the waitables: *index
+ * is the caller's request completed (its status in *status), or
+ * MPI_UNDEFINED when one of the waitables completed (or none is
+ * active). */
+static int wait_union(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    MPI_Request **slots = NULL, *all;
+    MPI_Status st;
+    int n = waitables(&slots), i = MPI_UNDEFINED, err;
+    *index = MPI_UNDEFINED;
+    if (n < 0 || (all = malloc(sizeof *all * (size_t)(count + n) + 1)) == NULL) {
+        free(slots);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(all, requests, sizeof *all * (size_t)count);
+    for (int k = 0; k < n; k++)
+        all[count + k] = *slots[k];
+    err = PMPI_Waitany(count + n, all, &i, &st);
+    memcpy(requests, all, sizeof *all * (size_t)count);
+    for (int k = 0; k < n; k++)
+        *slots[k] = all[count + k];
+    free(all);
+    free(slots);
+    if (i != MPI_UNDEFINED && i < count) {
+        *index = i;
+        if (status != MPI_STATUS_IGNORE)
+            *status = st;
+    }
+    return err;
+}
+
+/* MPI_Testany, MPI_Waitany: the progress above too (the mailbox waits for
+ * its termination waves, MPI_Iallreduce, in MPI_Waitany beside its receives
+ * and sends; without this every process waited for ever).  While work is
+ * pending MPI_Waitany waits for any of the caller's requests or any
+ * waitable (wait_union), and progresses.  Polling would not do: SMPI's
+ * MPI_Testany and MPI_Testall let no simulated time pass, and the
+ * simulation spun at one instant. */
+int iso_smpi_Testany(int count, MPI_Request requests[], int *index, int *flag,
+                     MPI_Status *status)
+{
+    progress();
+    return PMPI_Testany(count, requests, index, flag, status);
+}
+
+int iso_smpi_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    int active = 0;
+    progress();
+    for (int i = 0; i < count; i++)
+        active |= requests[i] != MPI_REQUEST_NULL;
+    while (active && work_pending()) {
+        int i, err = wait_union(count, requests, &i, status);
+        progress();
+        if (i != MPI_UNDEFINED || err != MPI_SUCCESS) { /* one of the caller's */
+            *index = i;
+            return err;
+        }
+    }
+    return PMPI_Waitany(count, requests, index, status);
+}
+
 int iso_smpi_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
     int err;
     if (comm == MPI_COMM_NULL)
         return raise_on(comm, MPI_ERR_COMM);
-    if ((err = relay_start(RELAY_BARRIER, NULL, NULL, 0, NULL, 0, MPI_BYTE, MPI_OP_NULL, comm,
-                           request)) != MPI_SUCCESS)
+    if ((err = sched_start(SCHED_BARRIER, NULL, NULL, 0, MPI_BYTE, MPI_OP_NULL, comm, request)) !=
+        MPI_SUCCESS)
         return raise_on(comm, err);
     return MPI_SUCCESS;
 }
 
+/* A schedule (above) for a predefined commutative op on a few elements of
+ * a plain named type, in place too; the relay for the other ops (rank 0
+ * reduces in rank order, so any MPI_Op is right); SMPI's own beyond
+ * (MPI_IN_PLACE with another op, derived types, 64 KiB or more). */
 int iso_smpi_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                         MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     int err;
+    if (sched_fits(comm, count, type, op)) {
+        if ((err = sched_start(SCHED_ALLREDUCE, sendbuf, recvbuf, count, type, op, comm,
+                               request)) != MPI_SUCCESS)
+            return raise_on(comm, err);
+        return MPI_SUCCESS;
+    }
     if (sendbuf != MPI_IN_PLACE && op != MPI_OP_NULL && relay_fits(comm, count, type)) {
         if ((err = relay_start(RELAY_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, type, op, comm,
                                request)) != MPI_SUCCESS)
@@ -1459,6 +1855,7 @@ int iso_smpi_Comm_set_attr(MPI_Comm comm, int keyval, void *value)
 int iso_smpi_Finalize(void)
 {
     relays_drain(1);
+    scheds_progress(1);
     loose_drain(1);
     free(loose);
     while (nself_keyvals > 0) {

@@ -27,17 +27,26 @@
  *                          are complete even when it returns false, and
  *                          the next call gives them empty statuses: their
  *                          statuses are kept until the array completes.
- *   MPI_Ibarrier, MPI_Iallreduce   a relay through rank 0 (2(p - 1)
- *                          messages): SMPI's MPI_Ibarrier releases all but
- *                          rank 0 before the others have entered, and its
- *                          MPI_Iallreduce sends p(p - 1) messages, which
- *                          made iso_verify's agreement the whole cost of a
- *                          test at 256 ranks.  Rank 0 relays from the
- *                          completion calls (wrapped for that: MPI_Test,
- *                          _Wait, _Testall, _Waitall, _Testany, _Waitany).  Tags
- *                          INT_MAX and INT_MAX - 1 on the communicator.
- *   MPI_Iallgather(v), MPI_Ireduce_scatter_block   the same relay (rank 0
- *                          gathers, or reduces and sends each its block):
+ *   MPI_Ibarrier, MPI_Iallreduce   schedules of log p steps that every
+ *                          process runs (SMPI's MPI_Ibarrier releases all
+ *                          but rank 0 before the others have entered, and
+ *                          its MPI_Iallreduce sends p(p - 1) messages,
+ *                          which made iso_verify's agreement the whole
+ *                          cost of a test at 256 ranks): a dissemination
+ *                          barrier, and recursive doubling (a fold for
+ *                          non-powers of two) for a predefined commutative
+ *                          op on a named type below 64 KiB.  Every
+ *                          completion call wrapped here (MPI_Test, _Wait,
+ *                          _Testall, _Waitall, _Testany, _Waitany)
+ *                          advances them, and a wait blocks on its
+ *                          requests and the schedules' receives at once.
+ *                          Tags INT_MAX - 2 and below on the
+ *                          communicator.  Other ops: the relay below.
+ *   MPI_Iallgather(v), MPI_Ireduce_scatter_block, MPI_Iallreduce with
+ *                          other ops   a relay through rank 0 (2(p - 1)
+ *                          messages; rank 0 gathers, or reduces and sends
+ *                          each its block, from the wrapped completion
+ *                          calls; tags INT_MAX and INT_MAX - 1):
  *                          SMPI's own send p(p - 1) messages, and auto's
  *                          sharing figures (route/sharing.c) and the
  *                          SDDE's personalized algorithm made t_graph,
