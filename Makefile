@@ -189,8 +189,10 @@ else
 # SMPI_CHECK_LARGE_NPROCS with SMPI_CHECK_ALGS, SMPI_CHECK_GRAPH (the
 # graph and sparse programs: their algorithms are looped over inside) at
 # SMPI_CHECK_LARGE_NPROCS too, and SMPI_CHECK_BIG at SMPI_CHECK_BIG_NPROCS
-# (its cases SMPI_CHECK_BIG_CASES).  The dense graph pattern is capped at
-# ISO_TEST_DENSE_DEGREE destinations (tests/graph.h).  SMPI_CHECK_GRAPH
+# (its cases SMPI_CHECK_BIG_CASES); SMPI_CHECK_OWN at their own NPROCS
+# lines: the programs that lean on src/compat's nonblocking barrier and
+# allreduce (t_mailbox at 100 ranks costs over 10 min of CPU).  The dense
+# graph pattern is capped at ISO_TEST_DENSE_DEGREE destinations (tests/graph.h).  SMPI_CHECK_GRAPH
 # runs with SMPI_CHECK_GRAPH_FLAGS: every send a rendezvous (SimGrid walks
 # one global list of detached sends at each completion, quadratic in the
 # sends in flight: t_vpt at 256 over 70 s of CPU with it, unfinished,
@@ -199,7 +201,7 @@ else
 # (empty) runs SMPI_CHECK_TESTS at their own NPROCS lines instead.
 SMPI_CHECK_TESTS  ?= t_alltoall t_stencil t_graph t_vpt t_sparse
 SMPI_CHECK_NPROCS ?= 64
-SMPI_CHECK_LARGE  ?= t_alltoall t_stencil
+SMPI_CHECK_LARGE  ?= t_alltoall t_stencil t_nbcoll
 SMPI_CHECK_LARGE_NPROCS ?= 256
 SMPI_CHECK_ALGS   ?= auto
 SMPI_CHECK_GRAPH  ?= t_graph t_vpt t_sparse
@@ -207,11 +209,12 @@ SMPI_CHECK_GRAPH_FLAGS ?= --cfg=smpi/send-is-detached-thresh:0
 SMPI_CHECK_BIG    ?= t_alltoall
 SMPI_CHECK_BIG_NPROCS ?= 1024
 SMPI_CHECK_BIG_CASES  ?= 1-12
+SMPI_CHECK_OWN    ?= t_nbcoll t_mailbox t_verify
 SMPI_CHECK_ENV = BUILD=$(BUILD) MPIEXEC="$(MPIEXEC)" ISO_TEST_DENSE_DEGREE=16 ISO_TEST_TIMEOUT=900
 check:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory \
-	  $(patsubst %,$(BUILD)/tests/%,$(sort $(SMPI_CHECK_TESTS) $(SMPI_CHECK_LARGE) $(SMPI_CHECK_GRAPH) $(SMPI_CHECK_BIG)))
+	  $(patsubst %,$(BUILD)/tests/%,$(sort $(SMPI_CHECK_TESTS) $(SMPI_CHECK_LARGE) $(SMPI_CHECK_GRAPH) $(SMPI_CHECK_BIG) $(SMPI_CHECK_OWN)))
 	$(SMPI_CHECK_ENV) ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" ISO_TEST_NPROCS="$(SMPI_CHECK_NPROCS)" \
 	  prove -f -e 'sh tests/tap-mpi' $(SMPI_CHECK_TESTS:%=tests/%.c)
 	$(if $(SMPI_CHECK_LARGE),$(SMPI_CHECK_ENV) ISO_TEST_ALGORITHMS="$(SMPI_CHECK_ALGS)" \
@@ -223,6 +226,8 @@ check:
 	$(if $(SMPI_CHECK_BIG),$(SMPI_CHECK_ENV) ISO_TEST_ALGORITHMS="$(SMPI_CHECK_ALGS)" \
 	  ISO_TEST_NPROCS="$(SMPI_CHECK_BIG_NPROCS)" ISO_TEST_CASES="$(SMPI_CHECK_BIG_CASES)" \
 	  prove -f -e 'sh tests/tap-mpi' tests/$(SMPI_CHECK_BIG).c)
+	$(if $(SMPI_CHECK_OWN),$(SMPI_CHECK_ENV) ISO_TEST_ALGORITHMS="$(ISO_TEST_ALGORITHMS)" \
+	  prove -f -e 'sh tests/tap-mpi' $(SMPI_CHECK_OWN:%=tests/%.c))
 endif
 
 ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 \
