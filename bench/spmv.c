@@ -15,11 +15,14 @@
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
  * or .gz) and partitions the rows (contiguous, balanced by nonzeros; or
- * METIS); every rank gets the partition by broadcast and only its own rows
- * by scatter; x is partitioned like the rows.  Each process lists the x
- * entries its rows need from the others, grouped by owner; rank 0 computes
- * the same lists from the whole matrix and scatters to each owner the
- * requests it gets (who needs which of its entries).  With --sdde the
+ * METIS); x is partitioned like the rows.  From the whole matrix rank 0
+ * computes what each process needs of x (grouped by owner) and scatters to
+ * every rank only its own rows, the x entries they need from others with
+ * their owners, and the requests it gets as an owner (who needs which of
+ * its entries): no process but rank 0 holds anything of size n (at K =
+ * 4096 in one simulator process, the partition and an n-sized map on every
+ * rank were gigabytes).  Positions in the local x are found by binary
+ * search in the process's own rows and ghosts.  With --sdde the
  * processes instead tell the owners with Iso_alltoallv_crs (the pattern as
  * an SDDE), checked against rank 0's lists; not the default because its
  * probe polls made most of a launch's cost under SMPI at K = 512.  Then
@@ -125,13 +128,27 @@ static void die_msg(const char *msg)
     exit(2);
 }
 
-/* Rank 0 reads the matrix into *whole and partitions its rows; everyone
- * gets the header and part (n entries); all abort if it cannot be read. */
+/* My rows: their global numbers (ascending) and a CSR of them alone, with
+ * global column numbers. */
+typedef struct {
+    int nrows, *rows, *rowptr, *col;
+    double *val;
+} row_block;
+
+static void row_block_free(row_block *b)
+{
+    free(b->rows), free(b->rowptr), free(b->col), free(b->val);
+}
+
+/* Rank 0 reads the matrix into *whole and partitions its rows into *part
+ * (n entries, rank 0 only: no process but rank 0 holds anything of size n);
+ * all abort if it cannot be read. */
 static void read_and_partition(const char *path, int metis, mm_matrix *whole, int **part)
 {
     long hdr[4] = {0};
     char err[512];
     memset(whole, 0, sizeof *whole);
+    *part = NULL;
     if (rank == 0) {
         if (mm_read(path, whole, err, sizeof err)) {
             fprintf(stderr, "spmv: %s\n", err);
@@ -146,66 +163,95 @@ static void read_and_partition(const char *path, int metis, mm_matrix *whole, in
     if (hdr[3] > 0x7fffffffL)
         die_msg("more than 2^31 nonzeros");
     if (rank != 0)
-        whole->n = (int)hdr[0], whole->rows = (int)hdr[1], whole->cols = (int)hdr[2],
-        whole->nnz = hdr[3];
+        return;
     *part = xmalloc(sizeof(int) * ((size_t)whole->n + 1));
-    if (rank == 0) {
-        if (metis) {
-            if (part_metis(whole, nprocs, *part, err, sizeof err)) {
-                fprintf(stderr, "spmv: %s\n", err);
-                MPI_Abort(MPI_COMM_WORLD, 2);
-            }
-        } else {
-            part_rows_nnz(whole, nprocs, *part);
+    if (metis) {
+        if (part_metis(whole, nprocs, *part, err, sizeof err)) {
+            fprintf(stderr, "spmv: %s\n", err);
+            MPI_Abort(MPI_COMM_WORLD, 2);
         }
+    } else {
+        part_rows_nnz(whole, nprocs, *part);
     }
-    MPI_Bcast(*part, whole->n, MPI_INT, 0, MPI_COMM_WORLD);
 }
 
-/* Each rank gets only its rows of rank 0's *whole, in *mine: the same n and
- * row numbers, the other rows empty (so that a process's memory does not
- * grow with the matrix: at K = 512 in one simulator process, the whole
- * matrix on every rank was gigabytes).  Row lengths by broadcast of the
- * row pointers, columns and values by scatter, rows in ascending order. */
-static void distribute_rows(const mm_matrix *whole, const int *part, mm_matrix *mine)
+/* Each rank gets its rows of rank 0's *whole (partition part) in *mine, by
+ * scatter: row numbers, row lengths, columns and values, rows ascending (at
+ * K = 4096 in one simulator process, anything of size n on every rank was
+ * gigabytes). */
+static void distribute_rows(const mm_matrix *whole, const int *part, row_block *mine)
 {
-    int n = whole->n, *cnt = NULL, *dsp = NULL, *scol = NULL, mynnz = 0;
+    int *cnt = NULL, *dsp = NULL, *ecnt = NULL, *edsp = NULL, *srow = NULL, *slen = NULL;
+    int *scol = NULL, mine_cnt[2] = {0, 0}, *all_cnt = NULL, *len;
     double *sval = NULL;
-    *mine = *whole;
-    mine->rowptr = xmalloc(sizeof(int) * ((size_t)n + 1));
-    if (rank == 0)
-        memcpy(mine->rowptr, whole->rowptr, sizeof(int) * ((size_t)n + 1));
-    MPI_Bcast(mine->rowptr, n + 1, MPI_INT, 0, MPI_COMM_WORLD);
-    /* global row lengths -> my rows only */
-    for (int r = n - 1; r >= 0; r--)
-        mine->rowptr[r + 1] = part[r] == rank ? mine->rowptr[r + 1] - mine->rowptr[r] : 0;
-    mine->rowptr[0] = 0;
-    for (int r = 0; r < n; r++)
-        mine->rowptr[r + 1] += mine->rowptr[r];
-    mynnz = mine->rowptr[n];
-    mine->nnz = mynnz;
-    mine->col = xmalloc(sizeof(int) * ((size_t)mynnz + 1));
-    mine->val = xmalloc(sizeof(double) * ((size_t)mynnz + 1));
-    if (rank == 0) { /* the entries grouped by owner, rows ascending within */
-        long long *fill = xmalloc(sizeof(long long) * ((size_t)nprocs + 1));
+    if (rank == 0) { /* rows and entries grouped by owner, rows ascending within */
+        int n = whole->n, *rfill, *efill;
         cnt = xmalloc(sizeof(int) * (size_t)nprocs), dsp = xmalloc(sizeof(int) * (size_t)nprocs);
-        memset(cnt, 0, sizeof(int) * (size_t)nprocs);
+        ecnt = xmalloc(sizeof(int) * (size_t)nprocs), edsp = xmalloc(sizeof(int) * (size_t)nprocs);
+        all_cnt = xmalloc(sizeof(int) * 2 * (size_t)nprocs);
+        rfill = xmalloc(sizeof(int) * (size_t)nprocs), efill = xmalloc(sizeof(int) * (size_t)nprocs);
+        memset(cnt, 0, sizeof(int) * (size_t)nprocs), memset(ecnt, 0, sizeof(int) * (size_t)nprocs);
         for (int r = 0; r < n; r++)
-            cnt[part[r]] += whole->rowptr[r + 1] - whole->rowptr[r];
-        for (int q = 0, d = 0; q < nprocs; d += cnt[q], q++)
-            dsp[q] = d, fill[q] = d;
+            cnt[part[r]]++, ecnt[part[r]] += whole->rowptr[r + 1] - whole->rowptr[r];
+        for (int q = 0, d = 0, e = 0; q < nprocs; d += cnt[q], e += ecnt[q], q++)
+            dsp[q] = rfill[q] = d, edsp[q] = efill[q] = e;
+        for (int q = 0; q < nprocs; q++)
+            all_cnt[2 * q] = cnt[q], all_cnt[2 * q + 1] = ecnt[q];
+        srow = xmalloc(sizeof(int) * ((size_t)n + 1)), slen = xmalloc(sizeof(int) * ((size_t)n + 1));
         scol = xmalloc(sizeof(int) * (size_t)(whole->nnz + 1));
         sval = xmalloc(sizeof(double) * (size_t)(whole->nnz + 1));
-        for (int r = 0; r < n; r++)
-            for (int e = whole->rowptr[r]; e < whole->rowptr[r + 1]; e++) {
-                long long at = fill[part[r]]++;
-                scol[at] = whole->col[e], sval[at] = whole->val[e];
-            }
-        free(fill);
+        for (int r = 0; r < n; r++) {
+            int q = part[r];
+            srow[rfill[q]] = r, slen[rfill[q]++] = whole->rowptr[r + 1] - whole->rowptr[r];
+            for (int e = whole->rowptr[r]; e < whole->rowptr[r + 1]; e++, efill[q]++)
+                scol[efill[q]] = whole->col[e], sval[efill[q]] = whole->val[e];
+        }
+        free(rfill), free(efill);
     }
-    MPI_Scatterv(scol, cnt, dsp, MPI_INT, mine->col, mynnz, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Scatterv(sval, cnt, dsp, MPI_DOUBLE, mine->val, mynnz, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    free(cnt), free(dsp), free(scol), free(sval);
+    MPI_Scatter(all_cnt, 2, MPI_INT, mine_cnt, 2, MPI_INT, 0, MPI_COMM_WORLD);
+    mine->nrows = mine_cnt[0];
+    mine->rows = xmalloc(sizeof(int) * ((size_t)mine->nrows + 1));
+    len = xmalloc(sizeof(int) * ((size_t)mine->nrows + 1));
+    mine->col = xmalloc(sizeof(int) * ((size_t)mine_cnt[1] + 1));
+    mine->val = xmalloc(sizeof(double) * ((size_t)mine_cnt[1] + 1));
+    MPI_Scatterv(srow, cnt, dsp, MPI_INT, mine->rows, mine->nrows, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Scatterv(slen, cnt, dsp, MPI_INT, len, mine->nrows, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Scatterv(scol, ecnt, edsp, MPI_INT, mine->col, mine_cnt[1], MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Scatterv(sval, ecnt, edsp, MPI_DOUBLE, mine->val, mine_cnt[1], MPI_DOUBLE, 0,
+                 MPI_COMM_WORLD);
+    mine->rowptr = xmalloc(sizeof(int) * ((size_t)mine->nrows + 1));
+    mine->rowptr[0] = 0;
+    for (int i = 0; i < mine->nrows; i++)
+        mine->rowptr[i + 1] = mine->rowptr[i] + len[i];
+    free(len), free(cnt), free(dsp), free(ecnt), free(edsp), free(all_cnt);
+    free(srow), free(slen), free(scol), free(sval);
+}
+
+/* What each process needs of x, from rank 0's view of the whole pattern
+ * nd: process q gets the columns of nd[q] (sorted by owner, then column)
+ * in *ghost and their owners in *owner; *nghost their number. */
+static void distribute_needs(const mm_needs *nd, const int *part, int *nghost, int **ghost,
+                             int **owner)
+{
+    int *cnt = NULL, *dsp = NULL, *owners = NULL;
+    if (rank == 0) {
+        long long total = nd->ptr[nprocs];
+        if (total > 0x7fffffffLL)
+            die_msg("x-vector pattern too large to scatter");
+        cnt = xmalloc(sizeof(int) * (size_t)nprocs), dsp = xmalloc(sizeof(int) * (size_t)nprocs);
+        for (int q = 0; q < nprocs; q++)
+            dsp[q] = (int)nd->ptr[q], cnt[q] = (int)(nd->ptr[q + 1] - nd->ptr[q]);
+        owners = xmalloc(sizeof(int) * (size_t)(total + 1));
+        for (long long i = 0; i < total; i++)
+            owners[i] = part[nd->col[i]];
+    }
+    MPI_Scatter(cnt, 1, MPI_INT, nghost, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    *ghost = xmalloc(sizeof(int) * ((size_t)*nghost + 1));
+    *owner = xmalloc(sizeof(int) * ((size_t)*nghost + 1));
+    MPI_Scatterv(rank == 0 ? nd->col : NULL, cnt, dsp, MPI_INT, *ghost, *nghost, MPI_INT, 0,
+                 MPI_COMM_WORLD);
+    MPI_Scatterv(owners, cnt, dsp, MPI_INT, *owner, *nghost, MPI_INT, 0, MPI_COMM_WORLD);
+    free(cnt), free(dsp), free(owners);
 }
 
 /* The requests each process receives (the x-vector pattern, and the SDDE's
@@ -292,36 +338,74 @@ static void requests_as_crs(const int *expect, int len, int *nsrc, int **src, in
     }
 }
 
-static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, const int *expect,
-                  int elen, int use_sdde, problem *pb)
+/* Local positions of x entries in xv = [own | ghost], found by binary
+ * search in my rows (ascending) and in the ghosts sorted by column: no
+ * n-sized map per process. */
+typedef struct {
+    int nown, nghost;
+    const int *rows; /* nown, ascending */
+    int *ghosts;     /* nghost pairs (column, position in xv), by column */
+} xv_index;
+
+static int cmp_int(const void *a, const void *b)
 {
-    int *loc = xmalloc(sizeof(int) * ((size_t)m->n + 1)), nd_me, ndest = 0, *dest, *cnt, *dsp;
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void xv_index_make(xv_index *ix, int nown, const int *rows, int nghost, const int *ghost)
+{
+    ix->nown = nown, ix->rows = rows, ix->nghost = nghost;
+    ix->ghosts = xmalloc(sizeof(int) * 2 * ((size_t)nghost + 1));
+    for (int i = 0; i < nghost; i++)
+        ix->ghosts[2 * i] = ghost[i], ix->ghosts[2 * i + 1] = nown + i;
+    qsort(ix->ghosts, (size_t)nghost, 2 * sizeof(int), cmp_int);
+}
+
+/* Position of my own x entry j, -1 if I do not own it. */
+static int xv_own(const xv_index *ix, int j)
+{
+    const int *at = bsearch(&j, ix->rows, (size_t)ix->nown, sizeof(int), cmp_int);
+    return at ? (int)(at - ix->rows) : -1;
+}
+
+/* Position of x entry j, owned or received; -1 if neither. */
+static int xv_position(const xv_index *ix, int j)
+{
+    const int *at;
+    int i = xv_own(ix, j);
+    if (i >= 0)
+        return i;
+    at = bsearch(&j, ix->ghosts, (size_t)ix->nghost, 2 * sizeof(int), cmp_int);
+    return at ? at[1] : -1;
+}
+
+/* The problem from my rows (mine), what I need (ghost: columns by owner,
+ * owner) and what the others need of me (expect, expected_requests). */
+static void setup(const row_block *mine, int nghost, const int *ghost, const int *owner,
+                  const int *expect, int elen, int use_sdde, problem *pb)
+{
+    int ndest = 0, *dest, *cnt, *dsp;
     int recv_nnz, *src = NULL, *rcnt = NULL, *rdsp = NULL, *rvals = NULL, bad, allbad, *ones;
-    long long lo = nd->ptr[rank];
+    xv_index ix;
     memset(pb, 0, sizeof *pb);
-    for (int r = 0; r < m->n; r++)
-        pb->nown += part[r] == rank;
-    pb->nrows = pb->nown;
+    pb->nown = pb->nrows = mine->nrows;
     pb->rows = xmalloc(sizeof(int) * ((size_t)pb->nrows + 1));
-    for (int r = 0, i = 0; r < m->n; r++)
-        if (part[r] == rank)
-            loc[r] = i, pb->rows[i++] = r;
-    nd_me = (int)(nd->ptr[rank + 1] - lo);
-    pb->nghost = nd_me;
-    for (int i = 0; i < nd_me; i++)
-        loc[nd->col[lo + i]] = pb->nown + i; /* ghosts after the own entries */
+    memcpy(pb->rows, mine->rows, sizeof(int) * (size_t)pb->nrows);
+    pb->nghost = nghost; /* ghosts after the own entries */
+    xv_index_make(&ix, pb->nown, pb->rows, nghost, ghost);
     /* what I need, by owner: the SDDE's messages */
-    dest = xmalloc(sizeof(int) * ((size_t)nd_me + 1));
-    cnt = xmalloc(sizeof(int) * ((size_t)nd_me + 1));
-    dsp = xmalloc(sizeof(int) * ((size_t)nd_me + 1));
-    for (int i = 0; i < nd_me; i++) {
-        int o = part[nd->col[lo + i]];
+    dest = xmalloc(sizeof(int) * ((size_t)nghost + 1));
+    cnt = xmalloc(sizeof(int) * ((size_t)nghost + 1));
+    dsp = xmalloc(sizeof(int) * ((size_t)nghost + 1));
+    for (int i = 0; i < nghost; i++) {
+        int o = owner[i];
         if (ndest == 0 || dest[ndest - 1] != o)
             dest[ndest] = o, cnt[ndest] = 0, dsp[ndest] = i, ndest++;
         cnt[ndest - 1]++;
     }
     if (use_sdde) { /* the owners learn it by the SDDE, checked against rank 0's lists */
-        TRY(Iso_alltoallv_crs(ndest, dest, cnt, dsp, MPI_INT, nd->col + lo, &recv_nnz, &src,
+        TRY(Iso_alltoallv_crs(ndest, dest, cnt, dsp, MPI_INT, ghost, &recv_nnz, &src,
                               &rcnt, &rdsp, MPI_INT, (void **)&rvals, MPI_INFO_NULL,
                               MPI_COMM_WORLD));
         bad = check_sdde(expect, elen, recv_nnz, src, rcnt, rdsp, rvals);
@@ -340,26 +424,23 @@ static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, const
     pb->outdeg = recv_nnz, pb->dests = src, pb->scounts = rcnt, pb->sdispls = rdsp;
     pb->nsend = recv_nnz ? rdsp[recv_nnz - 1] + rcnt[recv_nnz - 1] : 0;
     pb->sendloc = xmalloc(sizeof(int) * ((size_t)pb->nsend + 1));
-    for (int i = 0; i < pb->nsend; i++) {
-        if (part[rvals[i]] != rank)
+    for (int i = 0; i < pb->nsend; i++)
+        if ((pb->sendloc[i] = xv_own(&ix, rvals[i])) < 0)
             die_msg("asked for an x entry I do not own");
-        pb->sendloc[i] = loc[rvals[i]];
-    }
     free(rvals);
     pb->sendbuf = xmalloc(sizeof(double) * ((size_t)pb->nsend + 1));
     pb->xv = xmalloc(sizeof(double) * ((size_t)pb->nown + pb->nghost + 1));
     pb->y = xmalloc(sizeof(double) * ((size_t)pb->nrows + 1));
     /* local CSR with columns into xv */
     pb->rowptr = xmalloc(sizeof(int) * ((size_t)pb->nrows + 1));
-    pb->rowptr[0] = 0;
-    for (int i = 0; i < pb->nrows; i++)
-        pb->rowptr[i + 1] = pb->rowptr[i] + m->rowptr[pb->rows[i] + 1] - m->rowptr[pb->rows[i]];
+    memcpy(pb->rowptr, mine->rowptr, sizeof(int) * ((size_t)pb->nrows + 1));
     pb->colmap = xmalloc(sizeof(int) * ((size_t)pb->rowptr[pb->nrows] + 1));
     pb->val = xmalloc(sizeof(double) * ((size_t)pb->rowptr[pb->nrows] + 1));
-    for (int i = 0; i < pb->nrows; i++)
-        for (int e = m->rowptr[pb->rows[i]], k = pb->rowptr[i]; e < m->rowptr[pb->rows[i] + 1];
-             e++, k++)
-            pb->colmap[k] = loc[m->col[e]], pb->val[k] = m->val[e];
+    for (int k = 0; k < pb->rowptr[pb->nrows]; k++) {
+        if ((pb->colmap[k] = xv_position(&ix, mine->col[k])) < 0)
+            die_msg("a column of my rows neither owned nor received");
+        pb->val[k] = mine->val[k];
+    }
     /* unit weights rather than MPI_UNWEIGHTED, which gcc takes for an empty
      * array with Open MPI's mpi.h */
     ones = xmalloc(sizeof(int) * ((size_t)(pb->indeg > pb->outdeg ? pb->indeg : pb->outdeg) + 1));
@@ -368,7 +449,7 @@ static void setup(const mm_matrix *m, const int *part, const mm_needs *nd, const
     TRY(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, pb->indeg, pb->srcs, ones, pb->outdeg,
                                        pb->dests, ones, MPI_INFO_NULL, 0, &pb->graph));
     MPI_Comm_set_errhandler(pb->graph, MPI_ERRORS_RETURN);
-    free(loc), free(ones);
+    free(ix.ghosts), free(ones);
 }
 
 static void problem_free(problem *pb)
@@ -432,7 +513,7 @@ static int iteration(problem *pb, variant *v, double *tc)
 
 /* y = Ax with check vector `which`, against the serial product of my rows;
  * the ghost part is poisoned first.  Returns the wrong entries here. */
-static int check(const mm_matrix *m, problem *pb, variant *v, int which)
+static int check(const row_block *mine, problem *pb, variant *v, int which)
 {
     double tc = 0;
     int bad = 0;
@@ -445,8 +526,8 @@ static int check(const mm_matrix *m, problem *pb, variant *v, int which)
     for (int i = 0; i < pb->nrows; i++) {
         double sum = 0;
         int r = pb->rows[i];
-        for (int e = m->rowptr[r]; e < m->rowptr[r + 1]; e++)
-            sum += m->val[e] * xval(m->col[e], which);
+        for (int e = mine->rowptr[i]; e < mine->rowptr[i + 1]; e++)
+            sum += mine->val[e] * xval(mine->col[e], which);
         if (sum != pb->y[i]) {
             if (bad++ == 0)
                 fprintf(stderr, "FAIL rank %d: %s: y[%d] = %.17g, expected %.17g\n", rank,
@@ -579,10 +660,12 @@ static void tune_graph(problem *pb)
 static int bench(const char *path, int metis, variant *v, int nv, int reps, int iters,
                  long long header, int strict, int use_sdde)
 {
-    mm_matrix whole, m;
-    mm_needs nd, all_nd = {NULL, NULL};
+    mm_matrix whole;
+    row_block myrows;
+    mm_needs all_nd = {NULL, NULL};
     problem pb;
     int *part, *order = xmalloc(sizeof(int) * (size_t)nv), failed = 0, *expect, elen;
+    int nghost, *ghost, *owner;
     unsigned seed = 4711u;
     char base[256];
     long long bl_buf, *mptr = NULL, *mbytes = NULL;
@@ -592,13 +675,15 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
     if (strstr(base, ".mtx"))
         *strstr(base, ".mtx") = '\0';
     read_and_partition(path, metis, &whole, &part);
-    distribute_rows(&whole, part, &m);
-    /* rank 0, from the whole matrix: the pattern for the model and the owners */
+    distribute_rows(&whole, part, &myrows);
+    /* rank 0, from the whole matrix: the pattern for the model, what each
+     * process needs and who owns it, what each owner is asked for */
     if (rank == 0 && (mm_needs_compute(&whole, part, nprocs, &all_nd) ||
                       mm_sends_by_source(&all_nd, part, nprocs, sizeof(double), &mptr, &mdest,
                                          &mbytes)))
         die_msg("out of memory");
     expect = expected_requests(&all_nd, part, &elen);
+    distribute_needs(&all_nd, part, &nghost, &ghost, &owner);
     if (rank == 0)
         printf("\n## %s: %d x %d, %ld nonzeros, %d ranks, partition %s; %lld x entries move "
                "in %lld messages\n",
@@ -606,11 +691,9 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                metis ? "metis" : "rows (by nonzeros)", all_nd.ptr[nprocs], mptr[nprocs]);
     mm_needs_free(&all_nd);
     mm_free(&whole);
-    /* every rank, from its rows: what it needs of x */
-    if (mm_needs_compute(&m, part, nprocs, &nd))
-        die_msg("out of memory");
-    setup(&m, part, &nd, expect, elen, use_sdde, &pb);
-    free(expect);
+    free(part);
+    setup(&myrows, nghost, ghost, owner, expect, elen, use_sdde, &pb);
+    free(expect), free(ghost), free(owner);
     { /* MPICH 4.0.2 has delivered wrong data with indegree != outdegree: say how common */
         int differ = pb.indeg != pb.outdeg, ndiffer = 0;
         MPI_Reduce(&differ, &ndiffer, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -655,14 +738,14 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         v[k].ok = 1;
         counting = 1;
         count_msgs = count_bytes = 0;
-        bad = check(&m, &pb, &v[k], 0);
+        bad = check(&myrows, &pb, &v[k], 0);
         counting = 0;
         v[k].msgs = count_msgs, v[k].bytes = count_bytes;
         if (v[k].kind == V_MPI) { /* MPI's own sends are not seen: from the graph */
             v[k].msgs = pb.outdeg;
             v[k].bytes = (long long)pb.nsend * (long long)sizeof(double);
         }
-        bad += check(&m, &pb, &v[k], 1);
+        bad += check(&myrows, &pb, &v[k], 1);
         MPI_Allreduce(&bad, &allbad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         v[k].pass = allbad == 0;
         if (!v[k].pass && (v[k].kind != V_MPI || strict))
@@ -773,9 +856,8 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
         free(v[k].tcomm), free(v[k].tspmv);
     }
     problem_free(&pb);
-    mm_needs_free(&nd);
-    mm_free(&m);
-    free(part), free(order), free(mptr), free(mdest), free(mbytes);
+    row_block_free(&myrows);
+    free(order), free(mptr), free(mdest), free(mbytes);
     return failed;
 }
 

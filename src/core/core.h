@@ -221,6 +221,10 @@ typedef struct {
 /* MPI_Comm_dup of comm (collective over comm, blocking), one reference;
  * ready at once. */
 int iso__priv_create(MPI_Comm comm, iso_priv **out);
+/* comm itself, a communicator the library has just made and nobody else
+ * holds (no duplicate needed), taken over: freed with the last reference.
+ * On failure comm stays the caller's. */
+int iso__priv_adopt(MPI_Comm comm, iso_priv **out);
 /* The same with MPI_Comm_idup, for calls that must not block: tags can be
  * reserved at once, comm is usable after iso__priv_ready says so. */
 int iso__priv_create_nb(MPI_Comm comm, iso_priv **out);

@@ -55,6 +55,23 @@ int iso__priv_create(MPI_Comm comm, iso_priv **out)
     return MPI_SUCCESS;
 }
 
+int iso__priv_adopt(MPI_Comm comm, iso_priv **out)
+{
+    iso_priv *p;
+    int err;
+    *out = NULL;
+    if ((err = priv_new(comm, &p)) != MPI_SUCCESS)
+        return err;
+    p->comm = comm;
+    if ((err = priv_finish(p)) != MPI_SUCCESS) {
+        free(p);
+        return err;
+    }
+    p->ready = 1;
+    *out = p;
+    return MPI_SUCCESS;
+}
+
 void iso__priv_release(iso_priv *p)
 {
     int finalized = 0;

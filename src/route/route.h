@@ -91,22 +91,21 @@ int iso__vpt_option(iso_vpt_opts *o, int p, const char *key, const char *value,
 /* The shape the options give for p processes (n == 1: direct). */
 int iso__vpt_shape(const iso_vpt_opts *o, int p, int *n, int dims[]);
 
-/* A virtual process topology T_n(dims) of a communicator: a periodic
- * Cartesian communicator whose rank r is VPT rank r, with its own private
- * communicator for the library's messages. */
+/* A virtual process topology T_n(dims) of a communicator: its own private
+ * communicator for the library's messages, whose rank r is VPT rank r (the
+ * shape is arithmetic, route/shape.c: no MPI topology). */
 typedef struct iso_vpt_s {
     int n, dims[ISO_VPT_MAXDIMS], locality; /* locality: iso__vpt_embedding */
-    MPI_Comm cart;
-    iso_priv *priv;         /* on cart */
+    iso_priv *priv;         /* rank r: VPT rank r */
     int *vrank;             /* [p] VPT rank of each rank of the base communicator (NULL: the same) */
     int me;                 /* this process's VPT rank */
     struct iso_vpt_s *next; /* the other shapes used on the communicator */
 } iso_vpt;
 
 /* The VPT of shape (n, dims) on base (a private communicator), made on
- * first use (collective over base: a Cartesian communicator and its private
- * duplicate; with o->locality the nodes of base too) and cached on base
- * until it is freed.  With o->locality and a balanced shape (o->ndims 0)
+ * first use (collective over base: one new communicator, a duplicate of base
+ * or with the embedding its split; with o->locality the nodes of base too)
+ * and cached on base until it is freed.  With o->locality and a balanced shape (o->ndims 0)
  * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
 int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
 

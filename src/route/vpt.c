@@ -3,8 +3,9 @@
  * irregular exchanges: the alltoall forms on distributed graph
  * communicators (coll/graph_route.c) and Iso_*_crs (sparse/routed.c).
  *
- * The VPT is a periodic Cartesian communicator (cached on the private
- * communicator it is made from).  A submessage (one edge's block) travels in
+ * The VPT is a communicator whose rank r is VPT rank r, used as the VPT's
+ * private communicator (cached on the private communicator it is made
+ * from); its shape is arithmetic (shape.c), no MPI topology.  A submessage (one edge's block) travels in
  * dimension order: at stage d it moves to the process of its line whose
  * coordinate d is its destination's (shape.c, iso__vpt_hop), so a process
  * sends at most k_d - 1 messages at stage d, each one combined message
@@ -54,13 +55,9 @@ static int vpt_keyval = MPI_KEYVAL_INVALID;
 
 static void vpts_free(iso_vpt *v)
 {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    while (v) {
+    while (v) { /* iso__priv_release frees a communicator only before MPI_Finalize */
         iso_vpt *next = v->next;
         iso__priv_release(v->priv);
-        if (!finalized && v->cart != MPI_COMM_NULL)
-            MPI_Comm_free(&v->cart);
         free(v->vrank);
         free(v);
         v = next;
@@ -112,7 +109,7 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
     vpt_list *list = NULL;
     const iso_locality *loc = NULL;
     MPI_Comm ordered = MPI_COMM_NULL;
-    int periods[ISO_VPT_MAXDIMS], flag = 0, rank, err = MPI_SUCCESS;
+    int flag = 0, rank, err = MPI_SUCCESS;
     *out = NULL;
     /* locality, balanced shape, nodes of one size s dividing p: the first
      * dimension is the node (k_0 = s), the others balanced over the nodes */
@@ -151,28 +148,25 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
     v->n = n;
     v->locality = iso__vpt_embedding(o);
     memcpy(v->dims, dims, sizeof(int) * (size_t)n);
-    v->cart = MPI_COMM_NULL;
-    for (int d = 0; d < n; d++)
-        periods[d] = 1;
     if ((err = MPI_Comm_rank(base, &rank)) != MPI_SUCCESS)
         goto fn_fail;
     v->me = rank;
-    if (loc) { /* ranks reordered by the embedding (split by key = VPT rank) */
+    /* one new communicator, the VPT's private one: a duplicate of base, or
+     * with the embedding base split by key = VPT rank (nobody else holds
+     * the split's result: no duplicate of it) */
+    if (loc) {
         if ((v->vrank = malloc(sizeof(int) * (size_t)loc->size)) == NULL) {
             err = iso__error(ISO_ERR_NOMEM);
             goto fn_fail;
         }
         embed(loc, n, dims, v->vrank);
         v->me = v->vrank[rank];
-        if ((err = MPI_Comm_split(base, 0, v->me, &ordered)) != MPI_SUCCESS)
+        if ((err = MPI_Comm_split(base, 0, v->me, &ordered)) != MPI_SUCCESS ||
+            (err = iso__priv_adopt(ordered, &v->priv)) != MPI_SUCCESS)
             goto fn_fail;
-    }
-    /* no reordering by MPI: VPT rank = rank of the (ordered) base */
-    if ((err = MPI_Cart_create(loc ? ordered : base, n, v->dims, periods, 0, &v->cart)) ||
-        (err = iso__priv_create(v->cart, &v->priv)) != MPI_SUCCESS)
+    } else if ((err = iso__priv_create(base, &v->priv)) != MPI_SUCCESS) {
         goto fn_fail;
-    if (ordered != MPI_COMM_NULL)
-        MPI_Comm_free(&ordered);
+    }
     v->next = list->head;
     list->head = v;
     *out = v;
@@ -180,8 +174,6 @@ int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vp
 fn_fail:
     if (ordered != MPI_COMM_NULL)
         MPI_Comm_free(&ordered);
-    if (v->cart != MPI_COMM_NULL)
-        MPI_Comm_free(&v->cart);
     free(v->vrank);
     free(v);
     return err;
