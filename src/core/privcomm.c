@@ -38,21 +38,15 @@ static int priv_finish(iso_priv *p)
 
 int iso__priv_create(MPI_Comm comm, iso_priv **out)
 {
-    iso_priv *p;
+    MPI_Comm dup;
     int err;
     *out = NULL;
-    if ((err = priv_new(comm, &p)) != MPI_SUCCESS)
+    iso__mpi_library_check(); /* before any handle is used */
+    if ((err = MPI_Comm_dup(comm, &dup)) != MPI_SUCCESS)
         return err;
-    if ((err = MPI_Comm_dup(comm, &p->comm)) != MPI_SUCCESS ||
-        (err = priv_finish(p)) != MPI_SUCCESS) {
-        if (p->comm != MPI_COMM_NULL)
-            MPI_Comm_free(&p->comm);
-        free(p);
-        return err;
-    }
-    p->ready = 1;
-    *out = p;
-    return MPI_SUCCESS;
+    if ((err = iso__priv_adopt(dup, out)) != MPI_SUCCESS)
+        MPI_Comm_free(&dup);
+    return err;
 }
 
 int iso__priv_adopt(MPI_Comm comm, iso_priv **out)
