@@ -37,6 +37,7 @@ import argparse
 import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -167,10 +168,10 @@ def main():
     hostdir = tempfile.mkdtemp(prefix="isocoll-mailbox-scale-")
     failed = 0
     with open(args.out + ".txt", "a") as log:
-        log.write("# %s: SIMULATED; commit %s; smpirun %s; mailbox_degree %s EDGES=%d "
+        log.write("# %s: SIMULATED; commit %s; %s %s; mailbox_degree %s EDGES=%d "
                   "CAPACITY=%d; LD_PRELOAD=%s\n" % (
                       time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit(),
-                      " ".join(FLAGS), args.graph, args.edges, args.capacity,
+                      shutil.which("smpirun"), " ".join(FLAGS), args.graph, args.edges, args.capacity,
                       args.preload or "(none)"))
         for n in [int(x) for x in args.nodes.split(",")]:
             for routing in args.routings.split(","):

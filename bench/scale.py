@@ -55,6 +55,7 @@ bench/results/2026-11-25-locality-levels-smpi.txt).
 import math
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -215,8 +216,8 @@ def run(args, R):
     hostdir = tempfile.mkdtemp(prefix="isocoll-scale-")
     rows, costs, failures, start = [], [], 0, time.time()
     print("== bench/run: series scale (SIMULATED, SimGrid SMPI): platforms %s, K %s, parts %s, "
-          "%d launches; smpirun %s" % (args.platforms, args.ks, args.parts, len(its),
-                                      " ".join(SMPI_FLAGS)), flush=True)
+          "%d launches; %s %s" % (args.platforms, args.ks, args.parts, len(its),
+                                  shutil.which("smpirun"), " ".join(SMPI_FLAGS)), flush=True)
     for n, (exp, label, prog, opts, platform, k) in enumerate(its, 1):
         hosts = os.path.join(hostdir, "%s-%d" % (platform, k))
         if not os.path.exists(hosts):
