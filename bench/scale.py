@@ -90,6 +90,9 @@ SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:
 PAPER_SDDE = {"constant": (18, 128), "variable": (14, 54)}
 SDDE_STANDARD = ["personalized", "nbx", "rma"]
 SDDE_LOCALITY = ["locality-personalized", "locality-nbx"]
+# Store-and-forward: neither side of Geyko et al.'s comparison, but
+# algorithms of Iso_alltoall(v)_crs (auto's tuning tries vpt), so timed too.
+SDDE_ROUTED = ["vpt", "sharing"]
 PAPER_RATIO = {("bgq", 64): 1 / 0.50, ("bgq", 128): 1 / 0.45, ("bgq", 256): 1 / 0.39,
                ("bgq", 512): 1 / 0.28, ("xc40", 512): 1 / 0.15, ("xc40", 4096): 1419 / 199}
 
@@ -128,7 +131,7 @@ def items(args):
                                  for name in args.matrices.split(","))
                 out.append(("sdde", "%d matrices" % len(args.matrices.split(",")), "bench/sdde",
                             "--matrix %s --variants %s --iters 1 --reps %d"
-                            % (paths, ",".join(SDDE_STANDARD + SDDE_LOCALITY + ["auto"]),
+                            % (paths, ",".join(SDDE_STANDARD + SDDE_LOCALITY + SDDE_ROUTED + ["auto"]),
                                args.reps), platform, k))
     return out
 
@@ -427,7 +430,7 @@ def sdde_table(rows, lines):
         per.setdefault(where, {}).setdefault(r["matrix"], {})[r["competitor"]] = (med, r)
     if not per:
         return per, []
-    algs = SDDE_STANDARD + SDDE_LOCALITY + ["auto"]
+    algs = SDDE_STANDARD + SDDE_LOCALITY + SDDE_ROUTED + ["auto"]
     lines.append("\n### SDDE (Iso_alltoall_crs constant, Iso_alltoallv_crs variable), SIMULATED "
                  "time per call (us), max over ranks; speedup = best standard / best "
                  "locality-aware\n")
@@ -560,7 +563,7 @@ def plot_sdde(per, base, R):
     """Per platform and form: time against K, geometric mean over the
     matrices, one line per algorithm."""
     by = {}
-    algs = SDDE_STANDARD + SDDE_LOCALITY + ["auto"]
+    algs = SDDE_STANDARD + SDDE_LOCALITY + SDDE_ROUTED + ["auto"]
     for (platform, k, form), mats in per.items():
         by.setdefault((platform, form), {})[k] = {
             a: geomean([m[a][0] for m in mats.values() if a in m]) for a in algs}

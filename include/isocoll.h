@@ -708,8 +708,9 @@ ISO_API int Iso_request_sharing_info(Iso_request request, int messages[2], long 
  *                            then the data moves; at most sum(k_d - 1)
  *                            messages per process.  Shape: iso_vpt_dims /
  *                            iso_vpt_n (ISO_VPT_DIMS / ISO_VPT_N), default
- *                            n = 2; n = 1 is personalized.  auto never
- *                            chooses it
+ *                            n = 2; n = 1 is personalized.  auto's rule
+ *                            never picks it; its runtime tuning tries it
+ *                            (iso_tune) and keeps it when it wins
  *     sharing                message sharing (as on graph communicators,
  *                            above): the pattern gathered, the same plan
  *                            on every process, two stages.  auto never
