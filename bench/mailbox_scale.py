@@ -47,6 +47,8 @@ import sys
 import tempfile
 import time
 
+from scale import shown_path  # bench/scale.py, beside this script
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PPN = 32
 TCMALLOC = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4"
@@ -88,7 +90,8 @@ def launch(args, nodes, routing, hostdir):
         tail = "\n".join((err or out).splitlines()[-6:])
         return None, "@row exp=mailbox_degree np=%d nodes=%d competitor=%s status=%s " \
             "sim_wall_s=%.1f sim_cpu_s=%.1f\n# %s\n# %s" % (
-                p, nodes, routing, status.replace(" ", "_"), wall, cpu, " ".join(cmd),
+                p, nodes, routing, status.replace(" ", "_"), wall, cpu,
+                " ".join(cmd).replace(hosts, "H").replace(ROOT + os.sep, ""),
                 tail.replace("\n", "\n# "))
     line = "%s platform=quartz simulated=1 sim_wall_s=%.1f sim_cpu_s=%.1f" % (rows[0], wall, cpu)
     return dict(kv.split("=", 1) for kv in line[5:].split()), line
@@ -174,7 +177,7 @@ def main():
         log.write("# %s: SIMULATED; commit %s; %s %s; mailbox_degree %s EDGES=%d "
                   "CAPACITY=%d; LD_PRELOAD=%s\n" % (
                       time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit(),
-                      shutil.which("smpirun"), " ".join(FLAGS), args.graph, args.edges, args.capacity,
+                      shown_path(shutil.which("smpirun"), ROOT), " ".join(FLAGS), args.graph, args.edges, args.capacity,
                       args.preload or "(none)"))
         for n in [int(x) for x in args.nodes.split(",")]:
             for routing in args.routings.split(","):

@@ -97,6 +97,11 @@ PAPER_RATIO = {("bgq", 64): 1 / 0.50, ("bgq", 128): 1 / 0.45, ("bgq", 256): 1 / 
                ("bgq", 512): 1 / 0.28, ("xc40", 512): 1 / 0.15, ("xc40", 4096): 1419 / 199}
 
 
+def shown_path(path, root):
+    """path as results may print it: relative to the checkout when inside it."""
+    return os.path.relpath(path, root) if path and path.startswith(root + os.sep) else path
+
+
 def ppn(platform):
     """Ranks per node of a platform (bench/platforms/hostfile says the same)."""
     return {"thismachine": 2, "bgq": 16, "xc40": 32, "quartz": 32}[platform]
@@ -220,7 +225,8 @@ def run(args, R):
     rows, costs, failures, start = [], [], 0, time.time()
     print("== bench/run: series scale (SIMULATED, SimGrid SMPI): platforms %s, K %s, parts %s, "
           "%d launches; %s %s" % (args.platforms, args.ks, args.parts, len(its),
-                                  shutil.which("smpirun"), " ".join(SMPI_FLAGS)), flush=True)
+                                  shown_path(shutil.which("smpirun"), R.ROOT),
+                                  " ".join(SMPI_FLAGS)), flush=True)
     for n, (exp, label, prog, opts, platform, k) in enumerate(its, 1):
         hosts = os.path.join(hostdir, "%s-%d" % (platform, k))
         if not os.path.exists(hosts):
