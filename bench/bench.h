@@ -45,6 +45,13 @@ __attribute__((unused)) static void *xmalloc(size_t n)
     return p;
 }
 
+/* qsort and bsearch comparison of ints, ascending. */
+static inline int bench_cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 /* qsort comparison of doubles, ascending. */
 static inline int bench_cmp_double(const void *a, const void *b)
 {

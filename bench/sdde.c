@@ -112,12 +112,6 @@ int MPI_Put(const void *buf, int n, MPI_Datatype type, int target, MPI_Aint disp
 /* ---- the matrix and the pattern ------------------------------------------- */
 typedef mm_matrix matrix_t; /* bench/matrix.h; only the pattern is used here */
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 /* Reads the matrix (bench/matrix.h); dies on errors. */
 static void read_matrix(const char *path, matrix_t *m)
 {
@@ -156,7 +150,7 @@ static sends_t pattern(const matrix_t *m, int q)
     sends_t s = {0, xmalloc(sizeof(int) * (size_t)nprocs), xmalloc(sizeof(int) * (size_t)nprocs),
                  xmalloc(sizeof(int) * (size_t)nprocs), NULL, NULL};
     memcpy(cols, m->col + m->rowptr[lo], sizeof(int) * (size_t)len);
-    qsort(cols, (size_t)len, sizeof(int), cmp_int);
+    qsort(cols, (size_t)len, sizeof(int), bench_cmp_int);
     for (int i = 0; i < len; i++)
         if ((u == 0 || cols[u - 1] != cols[i]) && owner(m->n, cols[i]) != q)
             cols[u++] = cols[i];

@@ -347,25 +347,19 @@ typedef struct {
     int *ghosts;     /* nghost pairs (column, position in xv), by column */
 } xv_index;
 
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
 static void xv_index_make(xv_index *ix, int nown, const int *rows, int nghost, const int *ghost)
 {
     ix->nown = nown, ix->rows = rows, ix->nghost = nghost;
     ix->ghosts = xmalloc(sizeof(int) * 2 * ((size_t)nghost + 1));
     for (int i = 0; i < nghost; i++)
         ix->ghosts[2 * i] = ghost[i], ix->ghosts[2 * i + 1] = nown + i;
-    qsort(ix->ghosts, (size_t)nghost, 2 * sizeof(int), cmp_int);
+    qsort(ix->ghosts, (size_t)nghost, 2 * sizeof(int), bench_cmp_int);
 }
 
 /* Position of my own x entry j, -1 if I do not own it. */
 static int xv_own(const xv_index *ix, int j)
 {
-    const int *at = bsearch(&j, ix->rows, (size_t)ix->nown, sizeof(int), cmp_int);
+    const int *at = bsearch(&j, ix->rows, (size_t)ix->nown, sizeof(int), bench_cmp_int);
     return at ? (int)(at - ix->rows) : -1;
 }
 
@@ -376,7 +370,7 @@ static int xv_position(const xv_index *ix, int j)
     int i = xv_own(ix, j);
     if (i >= 0)
         return i;
-    at = bsearch(&j, ix->ghosts, (size_t)ix->nghost, 2 * sizeof(int), cmp_int);
+    at = bsearch(&j, ix->ghosts, (size_t)ix->nghost, 2 * sizeof(int), bench_cmp_int);
     return at ? at[1] : -1;
 }
 
