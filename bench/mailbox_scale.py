@@ -177,8 +177,8 @@ def main():
         log.write("# %s: SIMULATED; commit %s; %s %s; mailbox_degree %s EDGES=%d "
                   "CAPACITY=%d; LD_PRELOAD=%s\n" % (
                       time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), commit(),
-                      shown_path(shutil.which("smpirun"), ROOT), " ".join(FLAGS), args.graph, args.edges, args.capacity,
-                      args.preload or "(none)"))
+                      shown_path(shutil.which("smpirun"), ROOT), " ".join(FLAGS), args.graph,
+                      args.edges, args.capacity, args.preload or "(none)"))
         for n in [int(x) for x in args.nodes.split(",")]:
             for routing in args.routings.split(","):
                 row, line = launch(args, n, routing, hostdir)

@@ -105,8 +105,9 @@ typedef struct iso_vpt_s {
 /* The VPT of shape (n, dims) on base (a private communicator), made on
  * first use (collective over base: one new communicator, a duplicate of base
  * or with the embedding its split; with o->locality the nodes of base too)
- * and cached on base until it is freed.  With o->locality and a balanced shape (o->ndims 0)
- * on nodes of one size s > 1, dims becomes (s, balanced over the nodes). */
+ * and cached on base until it is freed.  With o->locality and a balanced
+ * shape (o->ndims 0) on nodes of one size s > 1, dims becomes (s, balanced
+ * over the nodes). */
 int iso__vpt_get(MPI_Comm base, const iso_vpt_opts *o, int n, int dims[], iso_vpt **out);
 
 /* ---- message sharing: the planner (sharing_plan.c) -------------------------------

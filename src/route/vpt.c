@@ -5,11 +5,11 @@
  *
  * The VPT is a communicator whose rank r is VPT rank r, used as the VPT's
  * private communicator (cached on the private communicator it is made
- * from); its shape is arithmetic (shape.c), no MPI topology.  A submessage (one edge's block) travels in
- * dimension order: at stage d it moves to the process of its line whose
- * coordinate d is its destination's (shape.c, iso__vpt_hop), so a process
- * sends at most k_d - 1 messages at stage d, each one combined message
- * holding every submessage for that neighbor.
+ * from); its shape is arithmetic (shape.c), no MPI topology.  A submessage
+ * (one edge's block) travels in dimension order: at stage d it moves to the
+ * process of its line whose coordinate d is its destination's (shape.c,
+ * iso__vpt_hop), so a process sends at most k_d - 1 messages at stage d,
+ * each one combined message holding every submessage for that neighbor.
  *
  * The plan is made once per request: at each stage every process sends its
  * line neighbors the headers (final destination, source, edge ordinal,
