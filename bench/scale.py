@@ -16,7 +16,8 @@ Parts (--parts, default iso,spmv):
          hand-written Isend/Irecv, direct, dimwise and bruck in both
          combining modes, auto
   spmv   bench/spmv, x-vector exchange of y = Ax, persistent
-         (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto, on
+         (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto
+         (tuned at its _init call, the default) and automodel (the model's pick), on
          --matrices (rows and METIS partitions); geometric means as in
          SC'19 table 2 beside the paper's ratios
   sdde   bench/sdde, the sparse dynamic data exchange (Iso_alltoallv_crs:
@@ -93,6 +94,10 @@ SDDE_LOCALITY = ["locality-personalized", "locality-nbx"]
 # Store-and-forward: neither side of Geyko et al.'s comparison, but
 # algorithms of Iso_alltoall(v)_crs (auto's tuning tries vpt), so timed too.
 SDDE_ROUTED = ["vpt", "sharing"]
+# spmv's choices of the library (bench/spmv): auto, tuned at its _init call
+# as by default; automodel, the cost model's pick (iso_tune=off); tuned,
+# iso_tune=on.  None is a fixed algorithm.
+AUTOS = ("auto", "automodel", "tuned")
 PAPER_RATIO = {("bgq", 64): 1 / 0.50, ("bgq", 128): 1 / 0.45, ("bgq", 256): 1 / 0.39,
                ("bgq", 512): 1 / 0.28, ("xc40", 512): 1 / 0.15, ("xc40", 4096): 1419 / 199}
 
@@ -129,7 +134,7 @@ def items(args):
                     for part in ("rows", "metis"):
                         out.append(("spmv", "%s %s" % (what, part), "bench/spmv",
                                     "--matrix %s --partition %s --variants direct,vpt,sharing,"
-                                    "auto --iters 1 --reps %d" % (paths, part, args.reps),
+                                    "auto,automodel --iters 1 --reps %d" % (paths, part, args.reps),
                                     platform, k))
             if "sdde" in parts:  # one launch: every matrix, both forms
                 paths = ",".join(os.path.join(args.matrix_dir, name + ".mtx.gz")
@@ -167,7 +172,8 @@ def sdde_rows(text):
 
 def spmv_rows(text):
     """spmv's 'matrix=.. variant=.. n=.. dims=.. mmax=.. comm_us=.. PASS' lines
-    as @row-like dicts: competitor direct, vpt<n> or auto; time_us = comm_us."""
+    as @row-like dicts: competitor direct, vpt<n>, sharing, auto or automodel;
+    time_us = comm_us."""
     rows = []
     for line in text.splitlines():
         if not line.startswith("matrix=") or "SKIP" in line:
@@ -176,7 +182,7 @@ def spmv_rows(text):
         r = dict(w.split("=", 1) for w in words if "=" in w)
         v = r.pop("variant")
         r["competitor"] = "vpt%s" % r["n"] if v == "vpt" else v
-        if v == "auto":  # dims=auto:n3 or auto:sharing
+        if v in AUTOS:  # dims=auto:n3 or auto:sharing
             r["picked"] = r.get("dims", "").split(":", 1)[-1] or "n%s" % r["n"]
         r.pop("n", None)
         r.pop("dims", None)
@@ -382,7 +388,7 @@ def spmv_table(rows, lines):
             if not full:
                 continue
             comps = sorted({c for m in full for c in m},
-                           key=lambda c: (c != "direct", c == "auto", len(c), c))
+                           key=lambda c: (c != "direct", c in AUTOS, len(c), c))
             direct = geomean([m["direct"][0] for m in full])
             for comp in comps + ["best vpt"]:
                 vals = []
@@ -398,7 +404,7 @@ def spmv_table(rows, lines):
                 g = lambda f: geomean([float(v[1][f]) for v in vals])
                 comm = geomean([v[0] for v in vals])
                 picks = ""
-                if comp == "auto":
+                if comp in AUTOS:
                     picks = " (picked %s)" % ",".join(sorted({v[1].get("picked", "?")
                                                              for v in vals}))
                 if comp == "best vpt":
@@ -409,7 +415,7 @@ def spmv_table(rows, lines):
                 if comp == "best vpt":
                     summary.append((where, subset, len(vals), direct, comm))
                 if comp == "auto":
-                    best = geomean([min(m[c][0] for c in m if c != "auto") for m in full])
+                    best = geomean([min(m[c][0] for c in m if c not in AUTOS) for m in full])
                     targets.append(("spmv: auto within 10%% of the best (geomean, %s)" % subset,
                                     where, comm / best, comm / best <= 1.10))
     lines.append("\n| platform | K | partition | matrices | direct / best vpt (simulated) | "
@@ -542,13 +548,13 @@ def plot_spmv(per, base, R):
         line = {"direct": geomean([m["direct"][0] for m in full]),
                 "best vpt": geomean([min([m[c][0] for c in m if c.startswith("vpt")] or
                                          [float("nan")]) for m in full])}
-        for comp in ("sharing", "auto"):
+        for comp in ("sharing", "auto", "automodel"):
             if all(comp in m for m in full):
                 line[comp] = geomean([m[comp][0] for m in full])
         by.setdefault((platform, part), {})[k] = line
     for (platform, part), ks in sorted(by.items()):
         name = "%s-spmv-%s-%s" % (base, platform, part)
-        comps = ["direct", "best vpt", "sharing", "auto"]
+        comps = ["direct", "best vpt", "sharing", "auto", "automodel"]
         with open(name + ".dat", "w") as f:
             for k in sorted(ks):
                 f.write("%d %s\n" % (k, " ".join("%.4f" % ks[k].get(c, float("nan"))

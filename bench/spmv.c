@@ -3,14 +3,15 @@
  * paper's BL) and with vpt for n = 2 .. (store-and-forward over a virtual
  * process topology, Selvitopi & Aykanat SC'19) and with sharing (message
  * sharing, Duymus 2021: a row "sharing", n=2 its stages, no model) and
- * with auto (the library's choice; n and dims "auto:nN" say what it ran)
- * and with tuned (auto after runtime tuning: blocking auto calls on the
- * graph until its call shape is tuned, then the persistent request, which
- * takes the winner; auto's own row keeps the model's pick, iso_tune=off),
+ * with auto (the library's choice as a user gets it: with runtime
+ * tuning on, the default, the persistent request's _init call times the
+ * candidates and takes the winner; n and dims "auto:nN" say what it ran),
+ * automodel (the cost model's pick, iso_tune=off) and tuned (iso_tune=on,
+ * whatever ISO_TUNE says),
  * interleaved in one run; prints the columns of the paper's table 2.
  *
  *   mpiexec -n K spmv [--matrix PATH[,PATH..]] [--partition rows|metis]
- *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing,auto,tuned] [--n LIST]
+ *       [--reps N] [--iters I] [--variants mpi,direct,vpt,sharing,auto,automodel,tuned] [--n LIST]
  *       [--dims a,b,..] [--header H] [--strict] [--sdde]
  *
  * Set-up per matrix (bench/matrix.h): rank 0 reads it (Matrix Market, plain
@@ -54,7 +55,8 @@
  * Iso_neighbor_alltoallv_init after a barrier, max over the ranks, in the
  * order of --variants: it includes making a vpt or sharing plan (and
  * auto's figures) unless an earlier variant's plan on the same graph is
- * reused from the cache.  See bench/README.md. */
+ * reused from the cache, and for tuned its trial calls.  See
+ * bench/README.md. */
 #include <isocoll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -455,8 +457,9 @@ static void problem_free(problem *pb)
 }
 
 /* ---- variants ----------------------------------------------------------------- */
-enum { V_MPI, V_DIRECT, V_VPT, V_SHARING, V_AUTO, V_TUNED };
-static const char *const kind_names[] = {"mpi", "direct", "vpt", "sharing", "auto", "tuned"};
+enum { V_MPI, V_DIRECT, V_VPT, V_SHARING, V_AUTO, V_AUTOMODEL, V_TUNED };
+static const char *const kind_names[] = {"mpi",  "direct",    "vpt",  "sharing",
+                                         "auto", "automodel", "tuned"};
 
 typedef struct {
     int kind, n, dims[ISO_VPT_MAXDIMS]; /* n, dims: vpt (direct: 1; sharing: n its 2 stages) */
@@ -591,12 +594,13 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
             v[nv] = (variant){.kind = V_AUTO, .n = 1, .dims = {nprocs}};
             snprintf(v[nv].label, sizeof v[nv].label, "auto");
             nv++;
-        } else if (!strcmp(t, "tuned")) { /* auto after tuning: what it ran, as auto's */
-            v[nv] = (variant){.kind = V_TUNED, .n = 1, .dims = {nprocs}};
-            snprintf(v[nv].label, sizeof v[nv].label, "tuned");
+        } else if (!strcmp(t, "automodel") || !strcmp(t, "tuned")) { /* as auto's */
+            v[nv] = (variant){.kind = t[4] == 'm' ? V_AUTOMODEL : V_TUNED, .n = 1,
+                              .dims = {nprocs}};
+            snprintf(v[nv].label, sizeof v[nv].label, "%s", t);
             nv++;
         } else {
-            die_msg("--variants: mpi, direct, vpt, sharing, auto, tuned");
+            die_msg("--variants: mpi, direct, vpt, sharing, auto, automodel, tuned");
         }
     }
     free(l);
@@ -612,9 +616,13 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
             continue;
         MPI_Info_create(&v[k].info);
         MPI_Info_set(v[k].info, "iso_sparse_algorithm",
-                     kind_names[v[k].kind == V_TUNED ? V_AUTO : v[k].kind]);
-        if (v[k].kind == V_AUTO) /* the model's pick, whatever tuned learns */
-            MPI_Info_set(v[k].info, "iso_tune", "off");
+                     kind_names[v[k].kind >= V_AUTO ? V_AUTO : v[k].kind]);
+        /* auto: the library's default (ISO_TUNE, else tuning on); automodel:
+         * the model's pick; tuned: tuning on.  A tuning _init call times the
+         * candidates (the first such request of the graph; later ones take
+         * its winner) */
+        if (v[k].kind != V_AUTO)
+            MPI_Info_set(v[k].info, "iso_tune", v[k].kind == V_AUTOMODEL ? "off" : "on");
         if (v[k].kind == V_VPT) {
             if (dims_opt) {
                 MPI_Info_set(v[k].info, "iso_vpt_dims", v[k].dimstr);
@@ -627,27 +635,16 @@ static int make_variants(const char *list, const char *nlist, const char *dims_o
     return nv;
 }
 
-/* The tuned variant's tuning: blocking auto calls on the graph until its
- * call shape is tuned (at most 64; the graph's state is made by the first,
- * with ISO_SPARSE_ALGORITHM=auto as its default, which only blocking calls
- * use: every persistent variant names its algorithm).  Rank 0 prints the
- * record (Iso_tune_info: candidates, medians, winner, cost). */
-static void tune_graph(problem *pb)
+/* After an auto or tuned variant's _init call (which ran auto's trial calls
+ * unless an earlier one did): the graph's record, printed by rank 0
+ * (Iso_tune_info: candidates, medians, winner, cost). */
+static void print_tuning(const problem *pb)
 {
     char record[1024] = "";
-    int state = 0, calls = 0;
-    setenv("ISO_SPARSE_ALGORITHM", "auto", 1);
-    for (; calls < 64 && state != 2; calls++) {
-        for (int i = 0; i < pb->nsend; i++)
-            pb->sendbuf[i] = pb->xv[pb->sendloc[i]];
-        TRY(Iso_neighbor_alltoallv(pb->sendbuf, pb->scounts, pb->sdispls, MPI_DOUBLE,
-                                   pb->xv + pb->nown, pb->rcounts, pb->rdispls, MPI_DOUBLE,
-                                   pb->graph));
-        unsetenv("ISO_SPARSE_ALGORITHM");
-        TRY(Iso_tune_info(pb->graph, 0, &state, record, sizeof record));
-    }
+    int state = 0;
+    TRY(Iso_tune_info(pb->graph, 0, &state, record, sizeof record));
     if (rank == 0)
-        printf("tuned: %d blocking calls; %s\n", calls, state == 2 ? record : "not tuned");
+        printf("tuned: %s\n", state == 2 ? record : "not tuned (iso_tune off)");
 }
 
 /* ---- one matrix ------------------------------------------------------------------ */
@@ -696,12 +693,6 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                    nprocs);
     }
     bl_buf = (long long)(pb.nsend + pb.nghost) * (long long)sizeof(double);
-    for (int k = 0; k < nv; k++)
-        if (v[k].kind == V_TUNED) {
-            tune_graph(&pb);
-            break;
-        }
-
     /* set up, check and count each variant */
     for (int k = 0; k < nv; k++) {
         int rc = MPI_SUCCESS, worst, bad, allbad;
@@ -716,6 +707,8 @@ static int bench(const char *path, int metis, variant *v, int nv, int reps, int 
                                              MPI_DOUBLE, pb.graph, v[k].info, &v[k].req);
         v[k].tsetup = MPI_Wtime() - v[k].tsetup;
         MPI_Allreduce(MPI_IN_PLACE, &v[k].tsetup, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if ((v[k].kind == V_AUTO || v[k].kind == V_TUNED) && rc == MPI_SUCCESS)
+            print_tuning(&pb);
         MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (worst != MPI_SUCCESS) {
             char msg[MPI_MAX_ERROR_STRING] = "";

@@ -429,7 +429,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * is lowered to fit).  The winner then runs every call of that shape:
  * blocking calls, and persistent requests made after tuning.  Nonblocking
  * calls and persistent requests are not timed (the caller's work overlaps
- * them): they take a known winner or the model's pick.  A candidate that
+ * them): they take a known winner or the model's pick (on a distributed
+ * graph communicator a persistent request tunes at its _init call; see
+ * ISO_SPARSE_ALGORITHM).  A candidate that
  * cannot be built is skipped.  Up to 16 shapes per neighborhood; later
  * ones take the model's pick.
  * ISO_VERBOSE=1 makes rank 0 print each tuned shape once: the medians,
@@ -531,7 +533,11 @@ ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record,
  *           the best 3 T_n within 2x of the model's pick as the Cartesian
  *           side does (all processes start each trial call together after
  *           a barrier) and keep the winner, which persistent requests made
- *           later take too.  Iso_tune_info on the graph communicator gives
+ *           later take too.  A persistent request made before its shape
+ *           is decided runs the trials in its _init call instead: each
+ *           candidate as a persistent request on scratch buffers (the
+ *           user's buffers are not touched before the first start),
+ *           then takes the winner.  Iso_tune_info on the graph communicator gives
  *           the records (candidates named direct, sharing, vpt/nN);
  *           ISO_TUNE_TEST=fail:vpt or fail:sharing are its test hooks.
  *   sharing message sharing (Duymus 2021): the pattern (who sends how many

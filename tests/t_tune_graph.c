@@ -18,7 +18,15 @@
  *      their trial calls run direct and stay correct, they are marked
  *      failed and do not win;
  *   5. a bad ISO_TUNE_TEST (fail:bruck, no graph candidate) and a bad
- *      iso_tune in an _init call's info are ISO_ERR_INFO.
+ *      iso_tune in an _init call's info are ISO_ERR_INFO;
+ *   6. a persistent request made first tunes its shape at its _init call:
+ *      the shape is decided when the call returns, alike everywhere, with
+ *      direct and sharing tried; the receive buffer is untouched until the
+ *      start (the trials use scratch memory); the request runs the winner
+ *      and delivers; a later blocking call and persistent request of the
+ *      shape run no trials (the record unchanged); an alltoallw request
+ *      whose blocks lie below its buffer addresses (negative displacements,
+ *      in reverse order) tunes and delivers too.
  * The cost constants are the test's (ISO_COST_FILE: messages dear, rounds
  * cheap), so that the candidates do not depend on the MPI's built-in ones.
  *
@@ -234,6 +242,11 @@ static void persistent_runs(MPI_Comm g, const char *tune, char *o, size_t len)
             snprintf(o, len, "vpt/n%d", nst);
         else
             snprintf(o, len, "direct");
+        int touched = 0; /* the _init call writes nothing there, trials or not */
+        for (int j = 0; j < b.rtotal; j++)
+            touched += b.rb[j] != -1;
+        CHECK(touched == 0, "persistent (%s): %d receive elements written before the start", o,
+              touched);
         oracle(&b);
         rc = Iso_start(&req);
         if (rc == MPI_SUCCESS)
@@ -369,6 +382,93 @@ static void test_bad(void)
     tap_result(MPI_COMM_WORLD, "bad ISO_TUNE_TEST and iso_tune on a graph: ISO_ERR_INFO");
 }
 
+/* A persistent alltoallw (the v form's blocks) whose buffers are given by
+ * their ends: every displacement negative, blocks in reverse order.  Its
+ * _init call tunes a new shape (index) on g; the data are checked. */
+static void persistent_w_below(MPI_Comm g, int index)
+{
+    bufs_t b;
+    Iso_request req = ISO_REQUEST_NULL;
+    MPI_Info info;
+    MPI_Aint *sdb, *rdb;
+    int rc, state = 0, wrong = 0, ssum = 0, rsum = 0;
+    char rec[REC];
+    bufs_make(A2AV, 1000, &b);
+    sdb = malloc(sizeof(MPI_Aint) * (size_t)(nout + 1));
+    rdb = malloc(sizeof(MPI_Aint) * (size_t)(nin + 1));
+    /* block i at the end of the buffer going down: the send buffer holds
+     * them so (moved), receives are compared in the same places */
+    long long *sb = malloc(sizeof(long long) * (size_t)(b.stotal + 1));
+    long long *rb = malloc(sizeof(long long) * (size_t)(b.rtotal + 1));
+    for (int i = 0; i < nout; i++) {
+        ssum += b.sc[i];
+        sdb[i] = -(MPI_Aint)ssum * (MPI_Aint)sizeof(long long);
+        memcpy(sb + b.stotal - ssum, b.sb + b.sd[i], sizeof(long long) * (size_t)b.sc[i]);
+    }
+    for (int j = 0; j < nin; j++) {
+        rsum += b.rc[j];
+        rdb[j] = -(MPI_Aint)rsum * (MPI_Aint)sizeof(long long);
+    }
+    for (int j = 0; j < b.rtotal; j++)
+        rb[j] = -1;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "iso_sparse_algorithm", "auto");
+    rc = Iso_neighbor_alltoallw_init(sb + b.stotal, b.sc, sdb, b.st, rb + b.rtotal, b.rc, rdb,
+                                     b.rt, g, info, &req);
+    CHECK_EQ_INT(rc, MPI_SUCCESS, "alltoallw below its buffers: init");
+    Iso_tune_info(g, index, &state, rec, REC);
+    CHECK_EQ_INT(state, 2, "alltoallw below its buffers: decided at init: \"%s\"", rec);
+    for (int j = 0; j < b.rtotal; j++)
+        wrong += rb[j] != -1;
+    CHECK(wrong == 0, "alltoallw below its buffers: %d elements written by init", wrong);
+    oracle(&b);
+    if (rc == MPI_SUCCESS && (rc = Iso_start(&req)) == MPI_SUCCESS)
+        rc = Iso_wait(&req);
+    CHECK_EQ_INT(rc, MPI_SUCCESS, "alltoallw below its buffers: run");
+    rsum = 0;
+    wrong = 0;
+    for (int j = 0; j < nin; j++) {
+        rsum += b.rc[j];
+        for (int e = 0; e < b.rc[j]; e++)
+            wrong += rb[b.rtotal - rsum + e] != b.want[b.rd[j] + e];
+    }
+    CHECK(wrong == 0, "alltoallw below its buffers: %d wrong elements", wrong);
+    if (req != ISO_REQUEST_NULL)
+        Iso_request_free(&req);
+    MPI_Info_free(&info);
+    free(sdb), free(rdb), free(sb), free(rb);
+    bufs_free(&b);
+}
+
+static void test_init(void)
+{
+    MPI_Comm g = make_graph();
+    char rec[REC], again[REC], won[64], tried[512], runs[64];
+    int state = 0;
+    set_env("on:2", NULL);
+    persistent_runs(g, NULL, runs, sizeof runs); /* the graph's state made here, tuning on:2 */
+    clear_env();
+    Iso_tune_info(g, 0, &state, rec, REC);
+    CHECK_EQ_INT(state, 2, "persistent first: decided at its _init call: \"%s\"", rec);
+    check_same(rec, "persistent first");
+    word(rec, "won=", won, sizeof won);
+    word(rec, "tried=", tried, sizeof tried);
+    CHECK(strstr(rec, "source=trials") != NULL, "persistent first: by trials: \"%s\"", rec);
+    CHECK(strstr(tried, "direct:") && strstr(tried, "sharing:"),
+          "persistent first: direct and sharing tried: %s", tried);
+    CHECK(won[0] && !strcmp(runs, won), "persistent first: runs the winner %s: %s", won, runs);
+    checked_call(g, A2A, "blocking after init's tuning");
+    persistent_runs(g, NULL, runs, sizeof runs);
+    CHECK(!strcmp(runs, won), "a second persistent request runs the winner %s: %s", won, runs);
+    Iso_tune_info(g, 0, &state, again, REC);
+    CHECK(!strcmp(rec, again), "no trials after the decision: \"%s\" became \"%s\"", rec,
+          again);
+    persistent_w_below(g, 1);
+    MPI_Comm_free(&g);
+    tap_result(MPI_COMM_WORLD, "a persistent request made first tunes at _init on scratch "
+                               "buffers, runs the winner, delivers");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -395,6 +495,7 @@ int main(int argc, char **argv)
     test_off();
     test_fail("sharing");
     test_bad();
+    test_init();
     set_pattern(1);
     test_tie();
     test_fail("vpt");

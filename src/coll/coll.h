@@ -202,24 +202,45 @@ typedef struct {
 int iso__graph_get(MPI_Comm comm, int create, int *is_graph, iso_graph **out);
 /* The keys of an _init call's info over *o. */
 int iso__graph_info_parse(MPI_Info info, iso_graph_opts *o);
-int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *out);
+/* What a routed request on a graph is for (iso__graph_route_request). */
+typedef enum {
+    ISO_GRAPH_BLOCKING,         /* run once, now: auto's trial calls are blocking calls */
+    ISO_GRAPH_NONBLOCKING,      /* started once: auto takes a known winner */
+    ISO_GRAPH_PERSISTENT,       /* started again and again: auto's trials, if due, first */
+    ISO_GRAPH_PERSISTENT_TRIAL  /* a trial candidate's persistent request, on scratch buffers */
+} iso_graph_use;
 /* A request of a routed exchange for a (alltoall forms) on graph g: agrees
  * on the outcome of the argument checks (err: this process's) and the
  * shape with one allreduce, then plans it (route/) and makes the request
  * that runs the plan.  Collective over the graph communicator; blocks until
  * the plan is made.  *out is NULL and *use_direct 1 if the options resolve
- * to direct (a one-dimensional VPT).  trial: NULL, or for a blocking call
- * where auto may be tuned, *trial is set if this call is a trial call
- * (iso__graph_tune_pick). */
+ * to direct (a one-dimensional VPT).  trial: NULL (auto takes a known
+ * winner), or where auto may be tuned (iso__graph_tune_pick), *trial is set
+ * if this call is a trial call; for ISO_GRAPH_PERSISTENT nothing is made
+ * then (*out NULL, *use_direct 0): the caller runs the shape's trials
+ * (iso__graph_tune_init) and asks again. */
 int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o,
-                             const iso_args *a, int err, int retain_args, int persistent,
-                             int *use_direct, struct iso_request_s **out, iso_tune_shape **trial);
+                             const iso_args *a, int err, iso_graph_use call, int *use_direct,
+                             struct iso_request_s **out, iso_tune_shape **trial);
+/* The direct exchange's request for a on graph g (graph.c): one message
+ * per edge. */
+int iso__graph_direct_request(iso_graph *g, MPI_Comm comm, const iso_args *a, iso_graph_use use,
+                              struct iso_request_s **out);
+/* Auto's tuning of a persistent request's call shape, due (trial: the
+ * shape): its trial calls now, at the _init call, each a persistent
+ * request of the candidate in turn started and timed as blocking trial
+ * calls are (tune.c), on zeroed scratch buffers laid out as a's (the
+ * user's buffers are neither read nor written), until the shape is
+ * decided.  Collective over g. */
+int iso__graph_tune_init(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
+                         iso_tune_shape *trial, const char *fn);
 /* auto's choice on graph g (tune_graph.c) among all[0..nall) (every
  * candidate with its modelled cost, the model's pick the first of least
- * cost; mmax, mean_bytes: the agreed statistics): for a blocking call
- * (trial not NULL) under iso_tune, the candidate of a trial call (*trial
- * set: the caller runs it by iso__tune_run) or the shape's winner; for
- * others a tuned or recorded winner of the shape; else the model's pick.
+ * cost; mmax, mean_bytes: the agreed statistics): for a blocking or
+ * persistent call (trial not NULL) under iso_tune, the candidate of a trial
+ * call (*trial set: the caller runs it by iso__tune_run) or the shape's
+ * winner; for others a tuned or recorded winner of the shape; else the
+ * model's pick.
  * *alg as iso_candidate's on a graph. */
 int iso__graph_tune_pick(iso_graph *g, const iso_graph_opts *o, iso_candidate *all, int nall,
                          long long mmax, long long mean_bytes, iso_tune_shape **trial, int *alg);

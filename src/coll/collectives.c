@@ -87,14 +87,17 @@ static int finish(struct iso_request_s *r, MPI_Comm comm, enum call call, Iso_re
 }
 
 /* Distributed graph communicators (graph.c, graph_route.c): the alltoall forms,
- * direct or vpt; the other collectives are an error. */
+ * direct or routed; the other collectives are an error.  A persistent
+ * request under auto whose call shape is not tuned yet runs the shape's
+ * trials first (tune_graph.c), then takes the winner. */
 static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, MPI_Info info,
                      Iso_request *request, const char *fn)
 {
+    static const iso_graph_use uses[] = {ISO_GRAPH_BLOCKING, ISO_GRAPH_NONBLOCKING,
+                                         ISO_GRAPH_PERSISTENT};
     iso_graph_opts o = g->opts;
-    iso_sched *sched = NULL;
     struct iso_request_s *r = NULL;
-    iso_tune_shape *trial = NULL;
+    iso_tune_shape *trial = NULL, **tuned = call == NONBLOCKING ? NULL : &trial;
     int err, direct = 1;
 
     /* the options first: under vpt an argument error is spread to every
@@ -103,28 +106,18 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
         return iso__raise_in(fn, comm, err);
     err = iso__args_validate_lists(a, g->outdegree, g->dests, g->indegree, g->sources);
     if (o.algorithm != ISO_GRAPH_DIRECT) {
-        err = iso__graph_route_request(g, comm, &o, a, err, call != BLOCKING, call == PERSISTENT,
-                                       &direct, &r, call == BLOCKING ? &trial : NULL);
+        err = iso__graph_route_request(g, comm, &o, a, err, uses[call], &direct, &r, tuned);
+        if (err == MPI_SUCCESS && call == PERSISTENT && trial != NULL &&
+            (err = iso__graph_tune_init(g, comm, &o, a, trial, fn)) == MPI_SUCCESS)
+            err = iso__graph_route_request(g, comm, &o, a, MPI_SUCCESS, uses[call], &direct, &r,
+                                           tuned); /* decided now: the winner */
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }
-    if (direct) {
-        if (err == MPI_SUCCESS)
-            err = iso__sched_new(&sched);
-        if (err == MPI_SUCCESS)
-            err = iso__graph_build_direct(g, a, sched);
-        /* all types: round 0 waits for the private communicator's
-         * MPI_Comm_idup, which may complete after the call returns */
-        if (err == MPI_SUCCESS && call != BLOCKING)
-            err = iso__sched_retain_types(sched, 0);
-        if (err == MPI_SUCCESS)
-            err = iso__sched_request(g->priv, comm, sched, a, g->outdegree, g->indegree, 0,
-                                     call == PERSISTENT, ISO_MODE_PACK, "direct", &r);
-        iso__sched_release(sched);
-        if (err != MPI_SUCCESS)
-            return iso__raise_in(fn, comm, err);
-    }
-    if (trial != NULL) /* a trial call of auto's tuning: timed */
+    if (direct && (err != MPI_SUCCESS ||
+                   (err = iso__graph_direct_request(g, comm, a, uses[call], &r)) != MPI_SUCCESS))
+        return iso__raise_in(fn, comm, err);
+    if (call == BLOCKING && trial != NULL) /* a trial call of auto's tuning: timed */
         return iso__raise_in(fn, comm, iso__tune_run(g->tuner, o.verbose, g->priv, comm, fn,
                                                      trial, r, NULL));
     return finish(r, comm, call, request, fn, NULL, a, 0);

@@ -203,7 +203,7 @@ int iso__graph_get(MPI_Comm comm, int create, int *is_graph, iso_graph **out)
  * order.  MPI's non-overtaking rule then matches the k-th edge a -> b in
  * a's destinations with the k-th occurrence of a in b's sources, which is
  * MPI_Neighbor_alltoall's rule for repeated edges. */
-int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *out)
+static int build_direct(const iso_graph *g, const iso_args *a, iso_sched *out)
 {
     int err = MPI_SUCCESS;
     for (int j = 0; j < g->indegree && !err; j++)
@@ -215,5 +215,24 @@ int iso__graph_build_direct(const iso_graph *g, const iso_args *a, iso_sched *ou
     out->ntags = 1;
     out->struct_phases = 1;
     out->struct_msgs = out->struct_hops = g->outdegree;
+    return err;
+}
+
+int iso__graph_direct_request(iso_graph *g, MPI_Comm comm, const iso_args *a, iso_graph_use use,
+                              struct iso_request_s **out)
+{
+    iso_sched *sched = NULL;
+    int persistent = use == ISO_GRAPH_PERSISTENT || use == ISO_GRAPH_PERSISTENT_TRIAL;
+    int err = iso__sched_new(&sched);
+    if (err == MPI_SUCCESS)
+        err = build_direct(g, a, sched);
+    /* all types: round 0 waits for the private communicator's
+     * MPI_Comm_idup, which may complete after the call returns */
+    if (err == MPI_SUCCESS && use != ISO_GRAPH_BLOCKING)
+        err = iso__sched_retain_types(sched, 0);
+    if (err == MPI_SUCCESS)
+        err = iso__sched_request(g->priv, comm, sched, a, g->outdegree, g->indegree, 0,
+                                 persistent, ISO_MODE_PACK, "direct", out);
+    iso__sched_release(sched);
     return err;
 }

@@ -83,10 +83,12 @@ static int trial_failed(iso_tune_shape *trial, int err)
 /* ---- the request on a graph communicator ----------------------------------------- */
 
 int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o,
-                             const iso_args *a, int err, int retain_args, int persistent,
-                             int *use_direct, struct iso_request_s **out, iso_tune_shape **trial)
+                             const iso_args *a, int err, iso_graph_use call, int *use_direct,
+                             struct iso_request_s **out, iso_tune_shape **trial)
 {
     enum { MISSED = 2 };
+    int persistent = call == ISO_GRAPH_PERSISTENT || call == ISO_GRAPH_PERSISTENT_TRIAL;
+    int retain_args = call != ISO_GRAPH_BLOCKING;
     int n = 0, dims[ISO_VPT_MAXDIMS] = {0}, cacheable = !persistent;
     int sharing = o->algorithm == ISO_GRAPH_SHARING;
     int choose = o->algorithm == ISO_GRAPH_AUTO && o->vpt.ndims == 0;
@@ -142,6 +144,8 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
         if ((err = iso__graph_tune_pick(g, o, all, nall, ag.max[0], ag.max[1], trial, &alg)) !=
             MPI_SUCCESS)
             return err;
+        if (call == ISO_GRAPH_PERSISTENT && trial != NULL && *trial != NULL)
+            return MPI_SUCCESS; /* the shape's trials first (iso__graph_tune_init) */
         if (alg == ISO_TUNE_SHARING) {
             sharing = 1;
             n = 0;

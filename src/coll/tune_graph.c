@@ -1,14 +1,19 @@
 /* Runtime tuning of auto on distributed graph communicators (DESIGN.md,
  * "Runtime tuning of auto"): tune.c's machinery with the graph's
  * candidates.  The model (graph_route.c) prices direct, the balanced VPTs
- * T_n and message sharing; blocking auto calls of one call shape (the mean
- * bytes per edge, max over processes: the model's only per-call input)
- * time direct, sharing and the best MAX_VPT VPTs within 2x of the model's
- * pick, each over the trial calls, and keep the winner, which persistent
- * requests made later take too.  Everything here follows from values the
- * agreement made equal everywhere, so every process picks alike. */
+ * T_n and message sharing; the first blocking auto calls of one call shape
+ * (the mean bytes per edge, max over processes: the model's only per-call
+ * input) time direct, sharing and the best MAX_VPT VPTs within 2x of the
+ * model's pick, each over the trial calls, and keep the winner, which
+ * persistent requests made later take too.  A persistent request made
+ * first runs the same trials at its _init call, each candidate as a
+ * persistent request on scratch buffers (iso__graph_tune_init): what an
+ * iteration loop will start, so no blocking call's size rounds are timed.
+ * Everything here follows from values the agreement made equal everywhere,
+ * so every process picks alike. */
 #include "coll/coll.h"
 #include <stdio.h>
+#include <stdlib.h>
 
 #define MAX_VPT 3 /* VPT shapes tried per call shape: the model's best */
 
@@ -71,4 +76,62 @@ int iso__graph_tune_pick(iso_graph *g, const iso_graph_opts *o, iso_candidate *a
     if (iso__tune_next(g->tuner, sh, alg, &mode))
         *trial = sh;
     return MPI_SUCCESS;
+}
+
+/* Zeroed memory laid out as side's first nblocks blocks: *buf is the
+ * address to give in place of the user's buffer (block offsets below 0
+ * included), *mem what to free. */
+static int scratch_side(const iso_side *side, int nblocks, void **buf, void **mem)
+{
+    MPI_Aint lo = 0, hi = 0; /* byte range of the blocks, 0 included */
+    *buf = *mem = NULL;
+    for (int i = 0; i < nblocks; i++) {
+        iso_loc l = iso__block(side, 0, i);
+        MPI_Aint tlo, span;
+        int err = iso__type_span(l.count, l.type, &tlo, &span);
+        if (err != MPI_SUCCESS)
+            return err;
+        if (span == 0)
+            continue;
+        if (l.disp + tlo < lo)
+            lo = l.disp + tlo;
+        if (l.disp + tlo + span > hi)
+            hi = l.disp + tlo + span;
+    }
+    if ((*mem = calloc((size_t)(hi - lo) + 1, 1)) == NULL)
+        return iso__error(ISO_ERR_NOMEM);
+    *buf = (char *)*mem - lo;
+    return MPI_SUCCESS;
+}
+
+int iso__graph_tune_init(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
+                         iso_tune_shape *trial, const char *fn)
+{
+    iso_args s = *a;
+    void *smem = NULL, *rmem = NULL, *sbuf;
+    struct iso_request_s *r = NULL; /* the candidate's request, kept through its block */
+    int err, direct;
+    /* a scratch failure here is one process's: agreed on by the first
+     * request's allreduce, so that every process stops alike */
+    err = scratch_side(&a->send, g->outdegree, &sbuf, &smem);
+    if (err == MPI_SUCCESS)
+        err = scratch_side(&a->recv, g->indegree, &s.recvbuf, &rmem);
+    s.sendbuf = sbuf;
+    while (iso__tune_shape_tuning(trial)) {
+        if (r == NULL) { /* the next candidate, or the first call of one that failed */
+            err = iso__graph_route_request(g, comm, o, &s, err, ISO_GRAPH_PERSISTENT_TRIAL,
+                                           &direct, &r, &trial);
+            if (err == MPI_SUCCESS && direct)
+                err = iso__graph_direct_request(g, comm, &s, ISO_GRAPH_PERSISTENT_TRIAL, &r);
+            if (err != MPI_SUCCESS || trial == NULL)
+                break;
+        }
+        if ((err = iso__tune_run(g->tuner, o->verbose, g->priv, comm, fn, trial, r, &r)) !=
+            MPI_SUCCESS)
+            break;
+    }
+    iso__request_destroy(r);
+    free(smem);
+    free(rmem);
+    return err;
 }
