@@ -532,12 +532,13 @@ ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record,
  *           bytes per edge, max over processes) time direct, sharing and
  *           the best 3 T_n within 2x of the model's pick as the Cartesian
  *           side does (all processes start each trial call together after
- *           a barrier) and keep the winner, which persistent requests made
- *           later take too.  A persistent request made before its shape
- *           is decided runs the trials in its _init call instead: each
+ *           a barrier) and keep the winner, which nonblocking calls take
+ *           too.  Persistent requests are shapes of their
+ *           own (no size rounds; probed=0 in the record): one made before
+ *           its shape is decided runs the trials in its _init call, each
  *           candidate as a persistent request on scratch buffers (the
- *           user's buffers are not touched before the first start),
- *           then takes the winner.  Iso_tune_info on the graph communicator gives
+ *           user's buffers are not touched before the first start), then
+ *           takes the winner.  Iso_tune_info on the graph communicator gives
  *           the records (candidates named direct, sharing, vpt/nN);
  *           ISO_TUNE_TEST=fail:vpt or fail:sharing are its test hooks.
  *   sharing message sharing (Duymus 2021): the pattern (who sends how many

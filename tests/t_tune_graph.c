@@ -8,7 +8,9 @@
  *      shape is decided within 20 calls; the record (candidates, medians,
  *      winner) is the same text on every process (gathered and compared)
  *      and lists direct and sharing; a persistent request made afterwards
- *      runs the winner; one with info iso_tune=off runs the model's pick;
+ *      tunes a shape of its own (probed=0: no size rounds) at its _init
+ *      call and runs its winner; one with info iso_tune=off runs the
+ *      model's pick;
  *   2. ISO_TUNE=off: nothing is tuned (no record), calls correct, and a
  *      persistent request runs the model's pick, as 1.'s iso_tune=off one;
  *   3. a forced tie (ISO_TUNE_TEST=tie): the model's pick (the first
@@ -23,10 +25,15 @@
  *      the shape is decided when the call returns, alike everywhere, with
  *      direct and sharing tried; the receive buffer is untouched until the
  *      start (the trials use scratch memory); the request runs the winner
- *      and delivers; a later blocking call and persistent request of the
- *      shape run no trials (the record unchanged); an alltoallw request
- *      whose blocks lie below its buffer addresses (negative displacements,
- *      in reverse order) tunes and delivers too.
+ *      and delivers; a later persistent request of the shape runs no
+ *      trials (the record unchanged), while a blocking call of the same
+ *      bytes is a shape of its own (probed=1: its routed exchange sends
+ *      sizes first); an alltoallw request whose blocks lie below its buffer
+ *      addresses (negative displacements, in reverse order), and one given
+ *      by MPI_BOTTOM and absolute addresses, tune and deliver too;
+ *   7. a persistent request made first with ISO_TUNE_TEST=fail:vpt: the
+ *      VPT candidates fail at its _init call, are skipped, another wins,
+ *      and the request delivers.
  * The cost constants are the test's (ISO_COST_FILE: messages dear, rounds
  * cheap), so that the candidates do not depend on the MPI's built-in ones.
  *
@@ -282,11 +289,18 @@ static void test_tuned(void)
         for (int k = 0; k < 3; k++) /* after tuning: the winner, correct */
             checked_call(g, form, "tuned");
     }
-    Iso_tune_info(g, 0, &(int){0}, rec, REC);
-    word(rec, "won=", won, sizeof won);
+    /* a persistent request is a shape of its own (its exchange has no size
+     * rounds: probed=0), tuned at its _init call, after the blocking ones */
     persistent_runs(g, NULL, runs, sizeof runs);
-    CHECK(!strcmp(runs, won), "a persistent request after tuning runs the winner %s: %s", won,
+    int state = 0;
+    Iso_tune_info(g, NFORMS, &state, rec, REC);
+    word(rec, "won=", won, sizeof won);
+    CHECK(state == 2 && strstr(rec, "probed=0") && strstr(rec, "source=trials"),
+          "a persistent request after blocking tuning: its own shape, tuned at _init: \"%s\"",
+          rec);
+    CHECK(!strcmp(runs, won), "a persistent request after tuning runs its winner %s: %s", won,
           runs);
+    check_same(rec, "persistent after blocking");
     persistent_runs(g, "off", model_persistent, sizeof model_persistent);
     clear_env();
     MPI_Comm_free(&g);
@@ -329,19 +343,13 @@ static void test_tie(void)
     tap_result(MPI_COMM_WORLD, "ISO_TUNE_TEST=tie: the model's pick wins");
 }
 
-static void test_fail(const char *alg)
+/* Every candidate of record rec named alg (sharing; vpt/nN) is marked
+ * failed, and there is one: tried= is "name:median,...". */
+static void check_failed(const char *rec, const char *alg, const char *what)
 {
-    MPI_Comm g = make_graph();
-    char rec[REC], won[64], hook[32], tried[512];
-    snprintf(hook, sizeof hook, "fail:%s", alg);
-    set_env("on:2", hook);
-    tune_shape(g, A2AV, 0, rec, hook);
-    word(rec, "won=", won, sizeof won);
-    word(rec, "tried=", tried, sizeof tried);
-    CHECK(strncmp(won, alg, strlen(alg)) != 0, "%s: %s does not win: %s", hook, alg, rec);
-    /* every candidate named alg (sharing; vpt/nN) is marked failed, and
-     * there is one: tried= is "name:median,..." */
+    char tried[512];
     int named = 0, failed = 0;
+    word(rec, "tried=", tried, sizeof tried);
     for (char *t = strtok(tried, ","); t; t = strtok(NULL, ",")) {
         size_t n = strlen(alg), len = strlen(t);
         if (strncmp(t, alg, n) || (t[n] != ':' && t[n] != '/'))
@@ -349,8 +357,20 @@ static void test_fail(const char *alg)
         named++;
         failed += len > 7 && !strcmp(t + len - 7, ":failed");
     }
-    CHECK(named > 0 && failed == named, "%s: %d of %d %s candidates failed: %s", hook, failed,
+    CHECK(named > 0 && failed == named, "%s: %d of %d %s candidates failed: %s", what, failed,
           named, alg, rec);
+}
+
+static void test_fail(const char *alg)
+{
+    MPI_Comm g = make_graph();
+    char rec[REC], won[64], hook[32];
+    snprintf(hook, sizeof hook, "fail:%s", alg);
+    set_env("on:2", hook);
+    tune_shape(g, A2AV, 0, rec, hook);
+    word(rec, "won=", won, sizeof won);
+    CHECK(strncmp(won, alg, strlen(alg)) != 0, "%s: %s does not win: %s", hook, alg, rec);
+    check_failed(rec, alg, hook);
     checked_call(g, A2AV, "after a failed candidate");
     clear_env();
     MPI_Comm_free(&g);
@@ -382,18 +402,20 @@ static void test_bad(void)
     tap_result(MPI_COMM_WORLD, "bad ISO_TUNE_TEST and iso_tune on a graph: ISO_ERR_INFO");
 }
 
-/* A persistent alltoallw (the v form's blocks) whose buffers are given by
- * their ends: every displacement negative, blocks in reverse order.  Its
+/* A persistent alltoallw (the v form's blocks) whose blocks lie in reverse
+ * order below their buffers' ends: given by those ends and negative
+ * displacements, or (bottom) by MPI_BOTTOM and absolute addresses.  Its
  * _init call tunes a new shape (index) on g; the data are checked. */
-static void persistent_w_below(MPI_Comm g, int index)
+static void persistent_w_below(MPI_Comm g, int index, int bottom)
 {
     bufs_t b;
     Iso_request req = ISO_REQUEST_NULL;
     MPI_Info info;
     MPI_Aint *sdb, *rdb;
     int rc, state = 0, wrong = 0, ssum = 0, rsum = 0;
+    const char *what = bottom ? "alltoallw at MPI_BOTTOM" : "alltoallw below its buffers";
     char rec[REC];
-    bufs_make(A2AV, 1000, &b);
+    bufs_make(A2AV, 1000 + bottom, &b);
     sdb = malloc(sizeof(MPI_Aint) * (size_t)(nout + 1));
     rdb = malloc(sizeof(MPI_Aint) * (size_t)(nin + 1));
     /* block i at the end of the buffer going down: the send buffer holds
@@ -402,29 +424,34 @@ static void persistent_w_below(MPI_Comm g, int index)
     long long *rb = malloc(sizeof(long long) * (size_t)(b.rtotal + 1));
     for (int i = 0; i < nout; i++) {
         ssum += b.sc[i];
-        sdb[i] = -(MPI_Aint)ssum * (MPI_Aint)sizeof(long long);
         memcpy(sb + b.stotal - ssum, b.sb + b.sd[i], sizeof(long long) * (size_t)b.sc[i]);
+        sdb[i] = -(MPI_Aint)ssum * (MPI_Aint)sizeof(long long);
+        if (bottom)
+            MPI_Get_address(sb + b.stotal - ssum, &sdb[i]);
     }
     for (int j = 0; j < nin; j++) {
         rsum += b.rc[j];
         rdb[j] = -(MPI_Aint)rsum * (MPI_Aint)sizeof(long long);
+        if (bottom)
+            MPI_Get_address(rb + b.rtotal - rsum, &rdb[j]);
     }
     for (int j = 0; j < b.rtotal; j++)
         rb[j] = -1;
     MPI_Info_create(&info);
     MPI_Info_set(info, "iso_sparse_algorithm", "auto");
-    rc = Iso_neighbor_alltoallw_init(sb + b.stotal, b.sc, sdb, b.st, rb + b.rtotal, b.rc, rdb,
-                                     b.rt, g, info, &req);
-    CHECK_EQ_INT(rc, MPI_SUCCESS, "alltoallw below its buffers: init");
+    rc = Iso_neighbor_alltoallw_init(bottom ? MPI_BOTTOM : sb + b.stotal, b.sc, sdb, b.st,
+                                     bottom ? MPI_BOTTOM : rb + b.rtotal, b.rc, rdb, b.rt, g,
+                                     info, &req);
+    CHECK_EQ_INT(rc, MPI_SUCCESS, "%s: init", what);
     Iso_tune_info(g, index, &state, rec, REC);
-    CHECK_EQ_INT(state, 2, "alltoallw below its buffers: decided at init: \"%s\"", rec);
+    CHECK_EQ_INT(state, 2, "%s: decided at init: \"%s\"", what, rec);
     for (int j = 0; j < b.rtotal; j++)
         wrong += rb[j] != -1;
-    CHECK(wrong == 0, "alltoallw below its buffers: %d elements written by init", wrong);
+    CHECK(wrong == 0, "%s: %d elements written by init", what, wrong);
     oracle(&b);
     if (rc == MPI_SUCCESS && (rc = Iso_start(&req)) == MPI_SUCCESS)
         rc = Iso_wait(&req);
-    CHECK_EQ_INT(rc, MPI_SUCCESS, "alltoallw below its buffers: run");
+    CHECK_EQ_INT(rc, MPI_SUCCESS, "%s: run", what);
     rsum = 0;
     wrong = 0;
     for (int j = 0; j < nin; j++) {
@@ -432,7 +459,7 @@ static void persistent_w_below(MPI_Comm g, int index)
         for (int e = 0; e < b.rc[j]; e++)
             wrong += rb[b.rtotal - rsum + e] != b.want[b.rd[j] + e];
     }
-    CHECK(wrong == 0, "alltoallw below its buffers: %d wrong elements", wrong);
+    CHECK(wrong == 0, "%s: %d wrong elements", what, wrong);
     if (req != ISO_REQUEST_NULL)
         Iso_request_free(&req);
     MPI_Info_free(&info);
@@ -457,16 +484,50 @@ static void test_init(void)
     CHECK(strstr(tried, "direct:") && strstr(tried, "sharing:"),
           "persistent first: direct and sharing tried: %s", tried);
     CHECK(won[0] && !strcmp(runs, won), "persistent first: runs the winner %s: %s", won, runs);
+    CHECK(strstr(rec, "probed=0") != NULL, "persistent first: a persistent shape: \"%s\"",
+          rec);
+    /* a blocking call of the same bytes is a shape of its own (its routed
+     * exchange sends sizes first): its first trial call */
+    set_env("on:2", NULL);
     checked_call(g, A2A, "blocking after init's tuning");
+    clear_env();
+    Iso_tune_info(g, 1, &state, again, REC);
+    CHECK(state == 1 && strstr(again, "probed=1"),
+          "a blocking call after init's tuning: its own shape, in its trials: \"%s\"", again);
     persistent_runs(g, NULL, runs, sizeof runs);
     CHECK(!strcmp(runs, won), "a second persistent request runs the winner %s: %s", won, runs);
     Iso_tune_info(g, 0, &state, again, REC);
     CHECK(!strcmp(rec, again), "no trials after the decision: \"%s\" became \"%s\"", rec,
           again);
-    persistent_w_below(g, 1);
+    persistent_w_below(g, 2, 0);
+    MPI_Comm_free(&g);
+    g = make_graph(); /* a new shape again: the first of a new graph */
+    persistent_w_below(g, 0, 1);
     MPI_Comm_free(&g);
     tap_result(MPI_COMM_WORLD, "a persistent request made first tunes at _init on scratch "
                                "buffers, runs the winner, delivers");
+}
+
+/* A persistent request made first while its VPT candidates fail (the
+ * model's pick on everyone to everyone): skipped at _init, another wins,
+ * the data right. */
+static void test_init_fail(void)
+{
+    MPI_Comm g = make_graph();
+    char rec[REC], won[64], runs[64];
+    int state = 0;
+    set_env("on:2", "fail:vpt");
+    persistent_runs(g, NULL, runs, sizeof runs);
+    clear_env();
+    Iso_tune_info(g, 0, &state, rec, REC);
+    word(rec, "won=", won, sizeof won);
+    CHECK_EQ_INT(state, 2, "fail:vpt at _init: decided: \"%s\"", rec);
+    check_same(rec, "fail:vpt at _init");
+    CHECK(won[0] && strncmp(won, "vpt", 3) != 0, "fail:vpt at _init: %s wins: %s", won, rec);
+    check_failed(rec, "vpt", "fail:vpt at _init");
+    CHECK(!strcmp(runs, won), "fail:vpt at _init: runs the winner %s: %s", won, runs);
+    MPI_Comm_free(&g);
+    tap_result(MPI_COMM_WORLD, "a persistent request's failing candidates are skipped at _init");
 }
 
 int main(int argc, char **argv)
@@ -499,6 +560,7 @@ int main(int argc, char **argv)
     set_pattern(1);
     test_tie();
     test_fail("vpt");
+    test_init_fail();
     free(out);
     free(in);
     remove(cost_path);

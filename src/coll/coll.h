@@ -229,9 +229,12 @@ int iso__graph_direct_request(iso_graph *g, MPI_Comm comm, const iso_args *a, is
 /* Auto's tuning of a persistent request's call shape, due (trial: the
  * shape): its trial calls now, at the _init call, each a persistent
  * request of the candidate in turn started and timed as blocking trial
- * calls are (tune.c), on zeroed scratch buffers laid out as a's (the
+ * calls are (tune.c), on zeroed scratch buffers holding a's blocks (the
  * user's buffers are neither read nor written), until the shape is
- * decided.  Collective over g. */
+ * decided.  A candidate whose request cannot be made on some process is
+ * skipped everywhere; without scratch memory on some process there are no
+ * trials (MPI_SUCCESS; the shape stays undecided).  Errors: the trials'
+ * communication.  Collective over g. */
 int iso__graph_tune_init(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, const iso_args *a,
                          iso_tune_shape *trial, const char *fn);
 /* auto's choice on graph g (tune_graph.c) among all[0..nall) (every
@@ -243,6 +246,7 @@ int iso__graph_tune_init(iso_graph *g, MPI_Comm comm, const iso_graph_opts *o, c
  * model's pick.
  * *alg as iso_candidate's on a graph. */
 int iso__graph_tune_pick(iso_graph *g, const iso_graph_opts *o, iso_candidate *all, int nall,
-                         long long mmax, long long mean_bytes, iso_tune_shape **trial, int *alg);
+                         long long mmax, long long mean_bytes, int persistent,
+                         iso_tune_shape **trial, int *alg);
 
 #endif

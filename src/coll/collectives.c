@@ -110,7 +110,7 @@ static int run_graph(iso_args *a, MPI_Comm comm, iso_graph *g, enum call call, M
         if (err == MPI_SUCCESS && call == PERSISTENT && trial != NULL &&
             (err = iso__graph_tune_init(g, comm, &o, a, trial, fn)) == MPI_SUCCESS)
             err = iso__graph_route_request(g, comm, &o, a, MPI_SUCCESS, uses[call], &direct, &r,
-                                           tuned); /* decided now: the winner */
+                                           NULL); /* the winner (or, untuned, the model's) */
         if (err != MPI_SUCCESS)
             return iso__raise_in(fn, comm, err);
     }

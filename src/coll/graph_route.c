@@ -70,13 +70,15 @@ static int graph_candidates(const iso_graph *g, long long mmax, long long mean_b
     return n;
 }
 
-/* A trial call of auto's tuning whose candidate could not be made (err):
- * the candidate is skipped from now on, as on a Cartesian neighborhood, so
- * that the next calls of the shape go on (tune.c); err is returned. */
-static int trial_failed(iso_tune_shape *trial, int err)
+/* A blocking trial call of auto's tuning whose candidate could not be made
+ * (err): the candidate is skipped from now on, as on a Cartesian
+ * neighborhood, so that the next calls of the shape go on (tune.c); err is
+ * returned.  (A persistent trial's failure is agreed on first:
+ * iso__graph_tune_init.) */
+static int trial_failed(iso_graph_use call, iso_tune_shape **trial, int err)
 {
-    if (err != MPI_SUCCESS && trial != NULL)
-        iso__tune_failed(trial);
+    if (err != MPI_SUCCESS && call == ISO_GRAPH_BLOCKING && trial != NULL && *trial != NULL)
+        iso__tune_failed(*trial);
     return err;
 }
 
@@ -141,8 +143,8 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
         /* the figures are the same everywhere, and so the model's choice
          * and the tuner's (tune_graph.c) */
         nall = graph_candidates(g, ag.max[0], ag.max[1], persistent, all);
-        if ((err = iso__graph_tune_pick(g, o, all, nall, ag.max[0], ag.max[1], trial, &alg)) !=
-            MPI_SUCCESS)
+        if ((err = iso__graph_tune_pick(g, o, all, nall, ag.max[0], ag.max[1], persistent, trial,
+                                        &alg)) != MPI_SUCCESS)
             return err;
         if (call == ISO_GRAPH_PERSISTENT && trial != NULL && *trial != NULL)
             return MPI_SUCCESS; /* the shape's trials first (iso__graph_tune_init) */
@@ -161,7 +163,7 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
     }
     if (!sharing) {
         if ((err = iso__vpt_get(g->priv->comm, &o->vpt, n, dims, &v)) != MPI_SUCCESS)
-            return trial_failed(trial ? *trial : NULL, err);
+            return trial_failed(call, trial, err);
         priv = v->priv;
     }
     key.n = n;
@@ -191,5 +193,5 @@ int iso__graph_route_request(iso_graph *g, MPI_Comm comm, const iso_graph_opts *
         }
     }
     iso__route_plan_free(&plan);
-    return trial_failed(trial ? *trial : NULL, err);
+    return trial_failed(call, trial, err);
 }

@@ -579,11 +579,13 @@ int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mod
     return 1;
 }
 
-void iso__tune_failed(iso_tune_shape *sh)
+int iso__tune_failed(iso_tune_shape *sh)
 {
-    if (sh->current >= 0)
+    int skipped = sh->current >= 0;
+    if (skipped)
         sh->failed[sh->current] = 1; /* skipped from now on: cannot win */
     sh->current = -1;
+    return skipped;
 }
 
 int iso__tune_lookup(const iso_tuner *t, int kind, unsigned long long id, const iso_tune_key *key,

@@ -316,7 +316,8 @@ typedef struct {
     iso_coll coll;
     double bytes;       /* per block (graphs: mean bytes per edge, max over processes;
                          * SDDE: its size class) */
-    int reused, probed; /* SDDE: constant form, a hash of the VPT and locality options */
+    int reused, probed; /* SDDE: constant form, a hash of the VPT and locality options;
+                         * graphs: 1, and 0 for persistent requests (no size rounds) */
     iso_msg_mode mode;  /* iso_combine asked for */
 } iso_tune_key;
 /* A new tuner (NULL: out of memory) of neighborhood id (the same on every
@@ -355,8 +356,8 @@ int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candida
 int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode);
 /* The candidate of this trial call could not be made: it is skipped from
  * now on, and this call runs direct, untimed.  (Must fail alike on every
- * process.) */
-void iso__tune_failed(iso_tune_shape *sh);
+ * process.)  0 if this call ran direct already (nothing was skipped). */
+int iso__tune_failed(iso_tune_shape *sh);
 /* The winner of key, decided in t (may be NULL) or recorded in
  * ISO_TUNE_FILE for neighborhood id among all[0..nall): 1 and *alg, *mode;
  * else 0. */
