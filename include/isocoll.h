@@ -529,8 +529,10 @@ ISO_API int Iso_tune_info(MPI_Comm isocomm, int index, int *state, char *record,
  *           Runtime tuning (iso_tune "on" (default) | "off" | "on:N" in
  *           the communicator's or an _init call's info, ISO_TUNE; see
  *           Iso_tune_info): blocking calls of one call shape (the mean
- *           bytes per edge, max over processes) time direct, sharing and
- *           the best 3 T_n within 2x of the model's pick as the Cartesian
+ *           bytes per edge, max over processes) time direct, sharing,
+ *           the best 3 T_n within 2x of the model's pick and T_n for n =
+ *           2, 5, 8, 11 (a grid: the model's ranking of n can be far
+ *           off) as the Cartesian
  *           side does (all processes start each trial call together after
  *           a barrier) and keep the winner, which nonblocking calls take
  *           too.  Persistent requests are shapes of their

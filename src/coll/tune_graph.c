@@ -3,20 +3,21 @@
  * candidates.  The model (graph_route.c) prices direct, the balanced VPTs
  * T_n and message sharing; the first blocking auto calls of one call shape
  * (the mean bytes per edge, max over processes: the model's only per-call
- * input) time direct, sharing and the best MAX_VPT VPTs within 2x of the
- * model's pick, each over the trial calls, and keep the winner, which
- * nonblocking calls take too.  Persistent requests are shapes of their
- * own (no size rounds): the first of a shape runs its trials at its _init
- * call, each candidate as a persistent request on scratch buffers
- * (iso__graph_tune_init), what an iteration loop will start.
- * Everything here follows from values the agreement made equal everywhere,
- * so every process picks alike. */
+ * input) time direct, sharing, the best MAX_VPT VPTs within 2x of the
+ * model's pick and a grid of n, each over the trial calls, and keep the
+ * winner, which nonblocking calls take too.  Persistent requests are
+ * shapes of their own (no size rounds): the first of a shape runs its
+ * trials at its _init call, each candidate as a persistent request on
+ * scratch buffers (iso__graph_tune_init), what an iteration loop will
+ * start.  Everything here follows from values the agreement made equal
+ * everywhere, so every process picks alike. */
 #include "coll/coll.h"
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#define MAX_VPT 3 /* VPT shapes tried per call shape: the model's best */
+#define MAX_VPT 3   /* VPT shapes tried per call shape: the model's best */
+#define GRID_STEP 3 /* and every GRID_STEP-th n from 2 */
 
 /* FNV-1a over what the model sees of the graph (processes, the largest
  * out-degree, sharing's figures): the same on every process, and in every
@@ -32,18 +33,26 @@ static unsigned long long graph_id(const iso_graph *g, long long mmax)
 }
 
 /* The candidates to time, from all (sorted by modelled cost): direct,
- * sharing, and the VPTs within 2x of the pick, at most MAX_VPT; the model's
- * pick first. */
+ * sharing, the VPTs within 2x of the pick, at most MAX_VPT, and the VPTs
+ * of a grid of n (2, 5, 8, ..., every GRID_STEP-th); the model's pick
+ * first.  The grid is there because the model's ranking of n can be far
+ * off (it sees neither how a pattern's destinations share coordinates
+ * nor the network's contention: at K = 4096 it ranked n = 12, 11, 2 first
+ * where n = 5-7 were fastest, SIMULATED), while a VPT's time changes
+ * slowly with n near the best (neighbouring n within 2-8% in every row
+ * measured), so a candidate at most one step from the best is close to
+ * it.  At most 2 + MAX_VPT + 4 candidates up to K = 2^13 (n <= 13). */
 static int trial_candidates(const iso_candidate *all, int nall, iso_candidate *cand)
 {
     int n = 0, nvpt = 0;
     for (int c = 0; c < nall; c++) {
         int vpt = all[c].alg != 0 && all[c].alg != ISO_TUNE_SHARING;
         int close = c == 0 || all[c].cost <= 2.0 * all[0].cost;
-        if (vpt && (!close || nvpt == MAX_VPT))
+        int grid = vpt && (all[c].alg - 2) % GRID_STEP == 0;
+        if (vpt && !grid && (!close || nvpt == MAX_VPT))
             continue;
         cand[n++] = all[c];
-        nvpt += vpt;
+        nvpt += vpt && !grid;
     }
     return n;
 }
