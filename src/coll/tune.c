@@ -27,7 +27,8 @@
  * shapes take the model's pick) and used by every later auto selection of
  * the same shape: the blocking call cache, persistent requests, the
  * schedule queries.  (On a graph a persistent request made before its
- * shape is decided runs the trials at its _init call: tune_graph.c.)  ISO_TUNE_FILE: read at the first selection that looks
+ * shape is decided runs the trials at its _init call: tune_graph.c.)
+ * ISO_TUNE_FILE: read at the first selection that looks
  * for a record, and again whenever the variable names another file
  * ("iso_tune id=..." lines, per neighborhood and shape); rank 0 appends
  * each new winner to it, so a later run starts tuned.  Without it the
