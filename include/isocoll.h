@@ -416,8 +416,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
 /* Runtime tuning of auto (iso_tune, ISO_TUNE; DESIGN.md, "Runtime tuning
  * of auto").  Under auto, with tuning on (the default), a blocking call
  * shape (collective family, bytes per block, iso_combine) is tuned: the
- * candidates are direct and every schedule (algorithm and combining mode)
- * the cost model puts within 2x of its pick; the next N x candidates
+ * candidates are each algorithm (direct, dimwise, bruck) in the combining
+ * mode the cost model prices lowest for it, and every schedule (algorithm
+ * and mode) the model puts within 2x of its pick; the next N x candidates
  * blocking calls of that shape run them in turn (every call delivers its
  * data), each candidate's in a row (the first not counted: it warms the
  * candidate), timed with MPI_Wtime, back to back (on a graph

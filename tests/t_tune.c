@@ -8,8 +8,10 @@
  *   1. tuning on:3: every call correct while tuning and after; the shape is
  *      decided after candidates x 3 calls (at most 20); the record is the
  *      same text on every process (gathered and compared); a persistent
- *      request made afterwards runs the winner; a second shape (2 doubles
- *      per block) gets its own record;
+ *      request made afterwards runs the winner; a second shape (8192
+ *      doubles per block) gets its own record, whose candidates include
+ *      direct, dimwise and bruck though the model prices bruck above 2x
+ *      direct (it sees no link contention, so it rules no algorithm out);
  *   2. iso_tune=off: nothing is tuned; a persistent request runs the
  *      model's pick, which is the first candidate the tuned record lists;
  *   3. a forced tie (ISO_TUNE_TEST=tie: every trial takes 1 s): the model's
@@ -146,9 +148,13 @@ static void test_tuned(void)
     persistent_runs(iso, runs, sizeof runs);
     CHECK(!strcmp(runs, won), "a persistent request runs %s, the tuned winner is %s", runs, won);
     first_tried(rec, model_pick, sizeof model_pick);
-    /* a second shape */
-    tune_shape(iso, 1, 2, rec, "second shape");
-    CHECK(strstr(rec, "bytes=16 "), "second shape's record \"%s\"", rec);
+    /* a second shape: 64 KiB blocks, where the model prices bruck's
+     * forwarded bytes above 2x direct, and it is tried all the same */
+    tune_shape(iso, 1, 8192, rec, "second shape");
+    CHECK(strstr(rec, "bytes=65536 "), "second shape's record \"%s\"", rec);
+    word(rec, "tried=", tried, sizeof tried);
+    CHECK(strstr(tried, "direct") && strstr(tried, "dimwise") && strstr(tried, "bruck"),
+          "every algorithm is a candidate, whatever the model's price: \"%s\"", rec);
     check_same(rec, "second shape");
     Iso_tune_info(iso, 2, &state, rec, REC);
     CHECK_EQ_INT(state, 0, "no third shape");
