@@ -82,6 +82,16 @@ ISO_VARIANTS = ["hand", "direct", "dimwise:pack", "dimwise:datatype", "bruck:pac
 SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:0",
               "--cfg=smpi/coll-selector:mpich", "--cfg=smpi/test:1e-7", "--cfg=smpi/iprobe:1e-7",
               "--cfg=smpi/grow-injected-times:no", "--log=root.thresh:warning"]
+# From K = 2048 the isomorphic and SpMV launches also take SMPI's flat bcast,
+# allreduce and reduce: under the mpich selector they are SMP-aware, and the
+# first of them on a new communicator sends K(K-1) messages (init_smp's
+# allgather ring) -- at K = 1024 24-33 s of simulator CPU per
+# MPI_Comm_dup/split, 0.24 s with these (bench/README.md, "Why large K costs
+# K²").  Not the SDDE's: some of its algorithms time MPI_Allreduce, which
+# these change, so its rows stay comparable across K.
+SMPI_FLAGS_LARGE_K = ["--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/allreduce:rdb",
+                      "--cfg=smpi/reduce:binomial"]
+LARGE_K = 2048
 # SC'19's communication-time gains of the best STFW over BL (BL / best):
 # table 2 (BG/Q, up to 50/55/61/72% at K = 64/128/256/512), figure 9 (XC40,
 # 85% at 512; BG/Q 69% there with STFW4), table 3 (XC40 at 4096: 1419 us ->
@@ -242,6 +252,7 @@ def run(args, R):
         cmd = (["smpirun", "-platform",
                 os.path.join(R.ROOT, "bench/platforms/%s.xml" % platform),
                 "-hostfile", hosts, "-np", str(k)] + SMPI_FLAGS +
+               (SMPI_FLAGS_LARGE_K if k >= LARGE_K and exp != "sdde" else []) +
                [os.path.join(R.ROOT, build, prog)] + opts.split() +
                (["--rows"] if exp == "exchange" else []))
         print("[%3d/%d] %-8s %-22s %-7s K=%-5d (%.0f s elapsed)"
