@@ -533,8 +533,8 @@ static int shape_add(tuner_t *t, const iso_tune_key *key, const iso_candidate *c
  * model's pick, and each algorithm in its cheapest mode (direct among them).
  * Every algorithm is timed because the model sees no link contention: on a
  * simulated 5D torus at 64 processes, 2D Moore r3 with 64 KiB blocks, bruck
- * was priced above 2x direct and ran 1.31x faster than it, its fewer
- * messages sharing links less than direct's 48. */
+ * was priced above 2x direct and ran 1.31x faster than it (probably as its
+ * fewer messages share links less than direct's 48). */
 static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_key *key, const iso_args *a,
                      iso_tune_shape **out)
 {
