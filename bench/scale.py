@@ -149,10 +149,11 @@ def items(args):
             if "sdde" in parts:  # one launch: every matrix, both forms
                 paths = ",".join(os.path.join(args.matrix_dir, name + ".mtx.gz")
                                  for name in args.matrices.split(","))
+                variants = args.sdde_variants or ",".join(SDDE_STANDARD + SDDE_LOCALITY +
+                                                          SDDE_ROUTED + ["auto"])
                 out.append(("sdde", "%d matrices" % len(args.matrices.split(",")), "bench/sdde",
-                            "--matrix %s --variants %s --iters 1 --reps %d"
-                            % (paths, ",".join(SDDE_STANDARD + SDDE_LOCALITY + SDDE_ROUTED + ["auto"]),
-                               args.reps), platform, k))
+                            "--matrix %s --forms %s --variants %s --iters 1 --reps %d"
+                            % (paths, args.sdde_forms, variants, args.reps), platform, k))
     return out
 
 
