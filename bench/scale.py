@@ -473,10 +473,11 @@ def sdde_table(rows, lines):
             if std and loc:
                 ups.append(up)
             a = c.get("auto")
-            lines.append("| %s | %d | %s | %s | %s | %s | %s | %.2f | %.2f |" % (
+            lines.append("| %s | %d | %s | %s | %s | %s | %s | %s | %.2f |" % (
                 where[0], where[1], next(iter(c.values()))[1].get("nodes", "?"), where[2],
                 matrix, " | ".join("%.1f" % c[x][0] if x in c else "-" for x in algs),
-                a[1].get("picked", "?") if a else "-", a[0] / best if a else float("nan"), up))
+                a[1].get("picked", "?") if a else "-", "%.2f" % (a[0] / best) if a else "-",
+                up))
             if a:
                 targets.append(("sdde: auto within 10% of the best", where + (matrix,),
                                 a[0] / best, a[0] / best <= 1.10))
