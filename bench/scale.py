@@ -87,8 +87,9 @@ SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:
 # first of them on a new communicator sends K(K-1) messages (init_smp's
 # allgather ring) -- at K = 1024 24-33 s of simulator CPU per
 # MPI_Comm_dup/split, 0.24 s with these (bench/README.md, "Why large K costs
-# K²").  Not the SDDE's: some of its algorithms time MPI_Allreduce, which
-# these change, so its rows stay comparable across K.
+# K²").  Not the SDDE's: auto's calls agree on their size class with an
+# MPI_Allreduce (first call, then every 64), which these change, so its rows
+# stay comparable across K.
 SMPI_FLAGS_LARGE_K = ["--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/allreduce:rdb",
                       "--cfg=smpi/reduce:binomial"]
 LARGE_K = 2048
