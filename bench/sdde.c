@@ -10,8 +10,11 @@
  *             or with --values double the x values of those columns
  *             (doubles equal to the indices: 8 bytes per column);
  *   constant  (Iso_alltoall_crs):  q sends o one int, their number.
- * Every variant is first checked against the result every process computes
- * from the matrix itself (sources ascending, counts, indices).  Then every
+ * Rank 0 alone reads the matrix: it works out every process's messages and,
+ * serially from them, what every process must receive (sources ascending,
+ * counts, indices), and scatters both, so that the matrix is in memory once
+ * (under SMPI all processes share one address space).  Every variant is
+ * first checked against that expected result.  Then every
  * repetition times one batch of --iters calls of each variant (outputs
  * freed in the batch: part of the cost), the variants in a new random order
  * each repetition (the same on all ranks), each batch after one untimed
@@ -252,41 +255,168 @@ static int one_call(const sends_t *s, int variable, variant_t *v, MPI_Comm comm,
     return MPI_SUCCESS;
 }
 
-/* The result against what the matrix says; returns the errors found here. */
-static int verify(const matrix_t *m, int variable, const result_t *r, const char *name)
+/* ---- each process's part: rank 0 works it out, MPI_Scatterv hands it out ----
+ * A part is packed as ints: n, dest[n], counts[n], idx[sum counts] (what it
+ * sends), then n_recv, src[n_recv], counts[n_recv], vals[sum counts] (what
+ * it must receive).  The receiving half is a serial transposition of all
+ * processes' sending halves on rank 0: an oracle that involves no SDDE. */
+typedef struct {
+    sends_t s;       /* what this process sends */
+    result_t expect; /* what it must receive; vals are ints (the column indices) */
+} part_t;
+
+/* One sending half (from pattern()) or one receiving half, packed. */
+static int *pack_half(int n, const int *who, const int *counts, const int *vals, int *len)
 {
-    int k = 0, pos = 0, bad = 0;
-    for (int q = 0; q < nprocs; q++) {
-        sends_t s;
-        int i;
-        if (q == rank)
-            continue;
-        s = pattern(m, q);
-        for (i = 0; i < s.n && s.dest[i] != rank; i++)
-            ;
-        if (i < s.n) {
-            int c = s.counts[i];
-            int wrong = k >= r->n_recv || r->src[k] != q;
-            if (!wrong && variable && doubles)
-                wrong = r->counts[k] != c || memcmp((const double *)r->vals + pos,
-                                                    s.x + s.displs[i], sizeof(double) * (size_t)c);
-            else if (!wrong && variable)
-                wrong = r->counts[k] != c || memcmp((const int *)r->vals + pos,
-                                                    s.idx + s.displs[i], sizeof(int) * (size_t)c);
-            else if (!wrong)
-                wrong = ((const int *)r->vals)[k] != c;
-            if (wrong) {
-                if (bad++ == 0)
-                    fprintf(stderr, "FAIL rank %d: %s: message %d (from %d) wrong or missing\n",
-                            rank, name, k, q);
-            }
-            pos += variable ? c : 0;
-            k++;
-        }
+    int total = 0, *b;
+    for (int i = 0; i < n; i++)
+        total += counts[i];
+    *len = 1 + 2 * n + total;
+    b = xmalloc(sizeof(int) * (size_t)*len);
+    b[0] = n;
+    memcpy(b + 1, who, sizeof(int) * (size_t)n);
+    memcpy(b + 1 + n, counts, sizeof(int) * (size_t)n);
+    memcpy(b + 1 + 2 * n, vals, sizeof(int) * (size_t)total);
+    return b;
+}
+
+/* Unpacks one half at b into who, counts, displs (if wanted) and vals;
+ * returns the ints it took. */
+static int unpack_half(const int *b, int *n, int **who, int **counts, int **displs, int **vals)
+{
+    int total = 0;
+    *n = b[0];
+    *who = xmalloc(sizeof(int) * (size_t)(*n + 1));
+    *counts = xmalloc(sizeof(int) * (size_t)(*n + 1));
+    if (displs)
+        *displs = xmalloc(sizeof(int) * (size_t)(*n + 1));
+    memcpy(*who, b + 1, sizeof(int) * (size_t)*n);
+    memcpy(*counts, b + 1 + *n, sizeof(int) * (size_t)*n);
+    for (int i = 0; i < *n; i++) {
+        if (displs)
+            (*displs)[i] = total;
+        total += (*counts)[i];
+    }
+    *vals = xmalloc(sizeof(int) * (size_t)(total + 1));
+    memcpy(*vals, b + 1 + 2 * *n, sizeof(int) * (size_t)total);
+    return 1 + 2 * *n + total;
+}
+
+/* Rank 0: every process's packed part, concatenated in rank order, with
+ * each part's length in len[] (nprocs). */
+static int *pack_parts(const matrix_t *m, int *len)
+{
+    size_t P = (size_t)nprocs;
+    int **send = xmalloc(sizeof(int *) * P), *slen = xmalloc(sizeof(int) * P); /* sending halves */
+    int *rn = xmalloc(sizeof(int) * P), *rtotal = xmalloc(sizeof(int) * P); /* receiving halves */
+    int **rsrc = xmalloc(sizeof(int *) * P), **rcnt = xmalloc(sizeof(int *) * P);
+    int **rval = xmalloc(sizeof(int *) * P), *all;
+    long long sum = 0;
+    memset(rn, 0, sizeof(int) * P);
+    memset(rtotal, 0, sizeof(int) * P);
+    for (int q = 0; q < nprocs; q++) { /* sending halves; what each process receives, counted */
+        sends_t s = pattern(m, q);
+        send[q] = pack_half(s.n, s.dest, s.counts, s.idx, &slen[q]);
+        for (int i = 0; i < s.n; i++)
+            rn[s.dest[i]]++, rtotal[s.dest[i]] += s.counts[i];
         sends_free(&s);
     }
-    if (k != r->n_recv && bad++ == 0)
-        fprintf(stderr, "FAIL rank %d: %s: %d messages, expected %d\n", rank, name, r->n_recv, k);
+    for (int d = 0; d < nprocs; d++) {
+        rsrc[d] = xmalloc(sizeof(int) * (size_t)(rn[d] + 1));
+        rcnt[d] = xmalloc(sizeof(int) * (size_t)(rn[d] + 1));
+        rval[d] = xmalloc(sizeof(int) * (size_t)(rtotal[d] + 1));
+        rn[d] = rtotal[d] = 0; /* now the fill positions */
+    }
+    for (int q = 0; q < nprocs; q++) { /* the transposition, sources ascending */
+        int n = send[q][0], *dest = send[q] + 1, *counts = dest + n, *idx = counts + n;
+        for (int i = 0; i < n; i++) {
+            int d = dest[i];
+            rsrc[d][rn[d]] = q, rcnt[d][rn[d]++] = counts[i];
+            memcpy(rval[d] + rtotal[d], idx, sizeof(int) * (size_t)counts[i]);
+            rtotal[d] += counts[i], idx += counts[i];
+        }
+    }
+    for (int q = 0; q < nprocs; q++) {
+        len[q] = slen[q] + 1 + 2 * rn[q] + rtotal[q];
+        sum += len[q];
+    }
+    if (sum > 0x7fffffff) { /* MPI_Scatterv's displacements are ints */
+        fprintf(stderr, "sdde: the pattern is too large to scatter (%lld ints)\n", sum);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    all = xmalloc(sizeof(int) * (size_t)(sum + 1));
+    for (int q = 0, at = 0; q < nprocs; q++) {
+        int rlen, *r = pack_half(rn[q], rsrc[q], rcnt[q], rval[q], &rlen);
+        memcpy(all + at, send[q], sizeof(int) * (size_t)slen[q]);
+        memcpy(all + at + slen[q], r, sizeof(int) * (size_t)rlen);
+        at += len[q];
+        free(r), free(send[q]), free(rsrc[q]), free(rcnt[q]), free(rval[q]);
+    }
+    free(send), free(slen), free(rn), free(rtotal), free(rsrc), free(rcnt), free(rval);
+    return all;
+}
+
+/* This process's part of the matrix at path (read on rank 0 only); rank 0
+ * also returns the matrix's size in n and nnz. */
+static part_t part_of(const char *path, int *n, long *nnz, MPI_Comm comm)
+{
+    int *len = NULL, *displs = NULL, *all = NULL, mine, *b, at;
+    part_t p;
+    if (rank == 0) {
+        matrix_t m;
+        read_matrix(path, &m);
+        *n = m.n, *nnz = m.nnz;
+        len = xmalloc(sizeof(int) * (size_t)nprocs);
+        displs = xmalloc(sizeof(int) * (size_t)nprocs);
+        all = pack_parts(&m, len);
+        mm_free(&m);
+        for (int q = 0, d = 0; q < nprocs; d += len[q], q++)
+            displs[q] = d;
+    }
+    MPI_Scatter(len, 1, MPI_INT, &mine, 1, MPI_INT, 0, comm);
+    b = xmalloc(sizeof(int) * (size_t)mine);
+    MPI_Scatterv(all, len, displs, MPI_INT, b, mine, MPI_INT, 0, comm);
+    free(all), free(len), free(displs);
+    at = unpack_half(b, &p.s.n, &p.s.dest, &p.s.counts, &p.s.displs, &p.s.idx);
+    unpack_half(b + at, &p.expect.n_recv, &p.expect.src, &p.expect.counts, NULL,
+                (int **)&p.expect.vals);
+    free(b);
+    p.s.x = xmalloc(sizeof(double) * (size_t)(at + 1)); /* at > the number of columns */
+    for (int i = 0; i < p.s.n; i++)
+        for (int j = p.s.displs[i]; j < p.s.displs[i] + p.s.counts[i]; j++)
+            p.s.x[j] = (double)p.s.idx[j];
+    return p;
+}
+
+static void part_free(part_t *p)
+{
+    sends_free(&p->s);
+    free(p->expect.src), free(p->expect.counts), free(p->expect.vals);
+}
+
+/* The result against the expected one; returns the errors found here. */
+static int verify(const result_t *want, int variable, const result_t *r, const char *name)
+{
+    int pos = 0, bad = 0, n = r->n_recv < want->n_recv ? r->n_recv : want->n_recv;
+    const int *w = want->vals;
+    if (r->n_recv != want->n_recv && bad++ == 0)
+        fprintf(stderr, "FAIL rank %d: %s: %d messages, expected %d\n", rank, name, r->n_recv,
+                want->n_recv);
+    for (int k = 0; k < n && !bad; k++) {
+        int c = want->counts[k], wrong = r->src[k] != want->src[k];
+        if (!wrong && variable) {
+            wrong = r->counts[k] != c;
+            for (int j = 0; j < c && !wrong; j++)
+                wrong = doubles ? ((const double *)r->vals)[pos + j] != (double)w[pos + j]
+                                : ((const int *)r->vals)[pos + j] != w[pos + j];
+        } else if (!wrong) {
+            wrong = ((const int *)r->vals)[k] != c;
+        }
+        if (wrong && bad++ == 0)
+            fprintf(stderr, "FAIL rank %d: %s: message %d (from %d) wrong\n", rank, name, k,
+                    want->src[k]);
+        pos += c;
+    }
     return bad;
 }
 
@@ -322,10 +452,10 @@ static void warm_auto(const sends_t *s, int variable, variant_t *v, MPI_Comm com
 }
 
 /* ---- one matrix, one form ---------------------------------------------------- */
-static void bench(const matrix_t *m, const char *mname, int variable, variant_t *v, int nv,
+static void bench(const part_t *p, const char *mname, int variable, variant_t *v, int nv,
                   int reps, int iters, MPI_Comm comm)
 {
-    sends_t s = pattern(m, rank);
+    sends_t s = p->s;
     int *order = xmalloc(sizeof(int) * (size_t)nv), ref = -1, auto_v = -1;
     unsigned seed = 12345u;
     long long mine[3], most[3];
@@ -360,7 +490,7 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
         v[k].msgs = count_msgs, v[k].inter = count_inter, v[k].package = count_package;
         v[k].isend = count_isend;
         v[k].issend = count_issend, v[k].put = count_put;
-        bad = verify(m, variable, &r, v[k].name);
+        bad = verify(&p->expect, variable, &r, v[k].name);
         free(r.src), free(r.counts), free(r.vals);
         MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, comm);
         if (total) {
@@ -454,7 +584,6 @@ static void bench(const matrix_t *m, const char *mname, int variable, variant_t 
         v[k].t = NULL;
     }
     free(order);
-    sends_free(&s);
     if (rank == 0) /* a launch killed by its time limit keeps the tables done */
         fflush(stdout);
 }
@@ -600,7 +729,9 @@ int main(int argc, char **argv)
     {
         char *list = strdup(matrices), *save = NULL;
         for (char *path = strtok_r(list, ",", &save); path; path = strtok_r(NULL, ",", &save)) {
-            matrix_t m;
+            part_t part;
+            int n = 0;
+            long nnz = 0;
             const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
             /* A communicator per matrix, as an application per pattern: auto's
              * tuner lives on the communicator and agrees on a call's size class
@@ -610,15 +741,15 @@ int main(int argc, char **argv)
              * best on delaunay_n16, timing a trial of personalized). */
             MPI_Comm mcomm;
             MPI_Comm_dup(comm, &mcomm);
-            read_matrix(path, &m);
+            part = part_of(path, &n, &nnz, mcomm);
             if (rank == 0)
                 printf("\n## %s: %d rows, %ld nonzeros (pattern, symmetric ones expanded)\n", base,
-                       m.n, m.nnz);
+                       n, nnz);
             if (strchr(forms, 'v'))
-                bench(&m, base, 1, v, nv, reps, iters, mcomm);
+                bench(&part, base, 1, v, nv, reps, iters, mcomm);
             if (strchr(forms, 'c'))
-                bench(&m, base, 0, v, nv, reps, iters, mcomm);
-            mm_free(&m);
+                bench(&part, base, 0, v, nv, reps, iters, mcomm);
+            part_free(&part);
             MPI_Comm_free(&mcomm);
         }
         free(list);
