@@ -360,7 +360,7 @@ static int *pack_parts(const matrix_t *m, int *len)
  * also returns the matrix's size in n and nnz. */
 static part_t part_of(const char *path, int *n, long *nnz, MPI_Comm comm)
 {
-    int *len = NULL, *displs = NULL, *all = NULL, mine, *b, at;
+    int *len = NULL, *displs = NULL, *all = NULL, mine, *b, at, ncols, *vals;
     part_t p;
     if (rank == 0) {
         matrix_t m;
@@ -378,13 +378,13 @@ static part_t part_of(const char *path, int *n, long *nnz, MPI_Comm comm)
     MPI_Scatterv(all, len, displs, MPI_INT, b, mine, MPI_INT, 0, comm);
     free(all), free(len), free(displs);
     at = unpack_half(b, &p.s.n, &p.s.dest, &p.s.counts, &p.s.displs, &p.s.idx);
-    unpack_half(b + at, &p.expect.n_recv, &p.expect.src, &p.expect.counts, NULL,
-                (int **)&p.expect.vals);
+    unpack_half(b + at, &p.expect.n_recv, &p.expect.src, &p.expect.counts, NULL, &vals);
     free(b);
-    p.s.x = xmalloc(sizeof(double) * (size_t)(at + 1)); /* at > the number of columns */
-    for (int i = 0; i < p.s.n; i++)
-        for (int j = p.s.displs[i]; j < p.s.displs[i] + p.s.counts[i]; j++)
-            p.s.x[j] = (double)p.s.idx[j];
+    p.expect.vals = vals;
+    ncols = at - 1 - 2 * p.s.n;
+    p.s.x = xmalloc(sizeof(double) * (size_t)(ncols + 1));
+    for (int j = 0; j < ncols; j++)
+        p.s.x[j] = (double)p.s.idx[j];
     return p;
 }
 
