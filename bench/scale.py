@@ -207,9 +207,10 @@ def spmv_rows(text):
     return rows
 
 
-def from_csv(files, R):
+def from_csv(files, out, R):
     """Tables and plots again from raw CSVs of earlier runs (and their
-    -cost.csv files, when there)."""
+    -cost.csv files, when there), written under out with a new name: never
+    over a results file beside the CSVs."""
     rows, costs = [], []
     for f in files:
         rows += R.read_csv(f)
@@ -219,8 +220,8 @@ def from_csv(files, R):
                 for line in c.read().splitlines()[1:]:
                     e, i, p, k, w, cpu, st = line.split(",")
                     costs.append((e, i, p, int(k), float(w), float(cpu), st))
-    base = files[0][:-4] if len(files) == 1 else os.path.join(
-        os.path.dirname(files[0]), "scale-smpi-merged-%s" % time.strftime("%Y-%m-%d-%H%M"))
+    os.makedirs(out, exist_ok=True)
+    base = os.path.join(out, "scale-smpi-merged-%s" % time.strftime("%Y-%m-%d-%H%M%S"))
     report(rows, costs, base, R)
     return 0
 
