@@ -12,6 +12,8 @@
  *                                    A + A^T (vertex weight: nonzeros of the
  *                                    row); only with ISO_HAVE_METIS
  *   mm_needs_compute(&m, part, K, &nd) what each process needs of x
+ *   mm_needs_by_owner(&nd, part, K, ...) the same turned around: who needs
+ *                                    which columns of each owner
  *   mm_sends_by_source(&nd, part, K, word, ...) the same as messages, listed
  *                                    by sending process
  *
@@ -300,6 +302,63 @@ __attribute__((unused)) static int mm_needs_compute(const mm_matrix *m, const in
     return 0;
 }
 
+/* nd turned around: who needs which columns of each owner.  Owner o's
+ * requests are r = ptr[o] .. ptr[o+1]), from process needer[r] (ascending),
+ * count[r] columns each; with col_out, the columns of every request in
+ * request order (owner by owner), ascending within each.  The transposition
+ * behind every serial oracle of the benchmarks.  0, or -1 (out of memory;
+ * nothing allocated). */
+__attribute__((unused)) static int mm_needs_by_owner(const mm_needs *nd, const int *part, int K,
+                                                     long long **ptr_out, int **needer_out,
+                                                     int **count_out, int **col_out)
+{
+    long long *ptr = calloc((size_t)K + 2, sizeof(long long)), *fill = NULL, *cfill = NULL;
+    long long total = 0, ncols = nd->ptr[K];
+    int *needer = NULL, *count = NULL, *col = NULL;
+    if (!ptr)
+        return -1;
+    for (int q = 0; q < K; q++) /* requests per owner: one run of nd[q] per owner */
+        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++)
+            if (i == nd->ptr[q] || part[nd->col[i]] != part[nd->col[i - 1]])
+                ptr[part[nd->col[i]] + 1]++, total++;
+    for (int o = 0; o < K; o++)
+        ptr[o + 1] += ptr[o];
+    fill = malloc(sizeof(long long) * ((size_t)K + 1));
+    needer = malloc(sizeof(int) * (size_t)(total + 1));
+    count = malloc(sizeof(int) * (size_t)(total + 1));
+    if (col_out) {
+        col = malloc(sizeof(int) * (size_t)(ncols + 1));
+        cfill = calloc((size_t)K + 1, sizeof(long long));
+    }
+    if (!fill || !needer || !count || (col_out && (!col || !cfill))) {
+        free(ptr), free(fill), free(needer), free(count), free(col), free(cfill);
+        return -1;
+    }
+    memcpy(fill, ptr, sizeof(long long) * (size_t)K);
+    if (col_out) { /* where each owner's columns start: its columns counted */
+        for (long long i = 0; i < ncols; i++)
+            cfill[part[nd->col[i]] + 1]++;
+        for (int o = 0; o < K - 1; o++)
+            cfill[o + 1] += cfill[o];
+    }
+    for (int q = 0; q < K; q++) /* q ascending: every owner's list is sorted */
+        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
+            int o = part[nd->col[i]];
+            if (i == nd->ptr[q] || o != part[nd->col[i - 1]]) {
+                needer[fill[o]] = q;
+                count[fill[o]++] = 0;
+            }
+            count[fill[o] - 1]++;
+            if (col_out)
+                col[cfill[o]++] = nd->col[i];
+        }
+    free(fill), free(cfill);
+    *ptr_out = ptr, *needer_out = needer, *count_out = count;
+    if (col_out)
+        *col_out = col;
+    return 0;
+}
+
 /* The messages of nd by source, as arrays for bench/vptmodel.h: process o
  * sends dest[ptr[o] .. ptr[o+1]) (ascending) word bytes per needed column,
  * bytes[...].  0, or -1 (out of memory; nothing allocated). */
@@ -307,34 +366,17 @@ __attribute__((unused)) static int mm_sends_by_source(const mm_needs *nd, const 
                                                       long long word, long long **ptr_out,
                                                       int **dest_out, long long **bytes_out)
 {
-    long long *ptr = calloc((size_t)K + 2, sizeof(long long)), total = 0, *fill, *bytes;
-    int *dest;
-    if (!ptr)
+    long long *ptr, *bytes;
+    int *dest, *count;
+    if (mm_needs_by_owner(nd, part, K, &ptr, &dest, &count, NULL))
         return -1;
-    for (int q = 0; q < K; q++) /* messages per source */
-        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++)
-            if (i == nd->ptr[q] || part[nd->col[i]] != part[nd->col[i - 1]])
-                ptr[part[nd->col[i]] + 1]++, total++;
-    for (int o = 0; o < K; o++)
-        ptr[o + 1] += ptr[o];
-    fill = malloc(sizeof(long long) * (size_t)K + 1);
-    dest = malloc(sizeof(int) * (size_t)(total + 1));
-    bytes = malloc(sizeof(long long) * (size_t)(total + 1));
-    if (!fill || !dest || !bytes) {
-        free(ptr), free(fill), free(dest), free(bytes);
+    if ((bytes = malloc(sizeof(long long) * (size_t)(ptr[K] + 1))) == NULL) {
+        free(ptr), free(dest), free(count);
         return -1;
     }
-    memcpy(fill, ptr, sizeof(long long) * (size_t)K);
-    for (int q = 0; q < K; q++) /* q ascending: every source's list is sorted */
-        for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
-            int o = part[nd->col[i]];
-            if (i == nd->ptr[q] || o != part[nd->col[i - 1]]) {
-                dest[fill[o]] = q;
-                bytes[fill[o]++] = 0;
-            }
-            bytes[fill[o] - 1] += word;
-        }
-    free(fill);
+    for (long long r = 0; r < ptr[K]; r++)
+        bytes[r] = word * count[r];
+    free(count);
     *ptr_out = ptr, *dest_out = dest, *bytes_out = bytes;
     return 0;
 }

@@ -125,11 +125,6 @@ static void read_matrix(const char *path, matrix_t *m)
     }
 }
 
-static int first_row(int n, int q)
-{
-    return q * (n / nprocs) + (q < n % nprocs ? q : n % nprocs);
-}
-
 static int owner(int n, int c)
 {
     int base = n / nprocs, extra = n % nprocs;
@@ -143,34 +138,6 @@ typedef struct {
     int n, *dest, *counts, *displs, *idx;
     double *x; /* the x values of idx's columns (--values double) */
 } sends_t;
-
-/* Process q's messages: to each other owner, the sorted unique columns of
- * q's rows it owns (destinations in ascending order). */
-static sends_t pattern(const matrix_t *m, int q)
-{
-    int lo = first_row(m->n, q), hi = first_row(m->n, q + 1), len = m->rowptr[hi] - m->rowptr[lo];
-    int *cols = xmalloc(sizeof(int) * (size_t)(len + 1)), u = 0;
-    sends_t s = {0, xmalloc(sizeof(int) * (size_t)nprocs), xmalloc(sizeof(int) * (size_t)nprocs),
-                 xmalloc(sizeof(int) * (size_t)nprocs), NULL, NULL};
-    memcpy(cols, m->col + m->rowptr[lo], sizeof(int) * (size_t)len);
-    qsort(cols, (size_t)len, sizeof(int), bench_cmp_int);
-    for (int i = 0; i < len; i++)
-        if ((u == 0 || cols[u - 1] != cols[i]) && owner(m->n, cols[i]) != q)
-            cols[u++] = cols[i];
-    s.idx = cols;
-    s.x = xmalloc(sizeof(double) * (size_t)(u + 1));
-    for (int i = 0; i < u; i++)
-        s.x[i] = (double)cols[i];
-    for (int i = 0; i < u; i++) { /* sorted columns: owners ascending */
-        int o = owner(m->n, cols[i]);
-        if (s.n == 0 || s.dest[s.n - 1] != o) {
-            s.dest[s.n] = o, s.counts[s.n] = 0, s.displs[s.n] = i;
-            s.n++;
-        }
-        s.counts[s.n - 1]++;
-    }
-    return s;
-}
 
 static void sends_free(sends_t *s)
 {
@@ -265,21 +232,6 @@ typedef struct {
     result_t expect; /* what it must receive; vals are ints (the column indices) */
 } part_t;
 
-/* One sending half (from pattern()) or one receiving half, packed. */
-static int *pack_half(int n, const int *who, const int *counts, const int *vals, int *len)
-{
-    int total = 0, *b;
-    for (int i = 0; i < n; i++)
-        total += counts[i];
-    *len = 1 + 2 * n + total;
-    b = xmalloc(sizeof(int) * (size_t)*len);
-    b[0] = n;
-    memcpy(b + 1, who, sizeof(int) * (size_t)n);
-    memcpy(b + 1 + n, counts, sizeof(int) * (size_t)n);
-    memcpy(b + 1 + 2 * n, vals, sizeof(int) * (size_t)total);
-    return b;
-}
-
 /* Unpacks one half at b into who, counts, displs (if wanted) and vals;
  * returns the ints it took. */
 static int unpack_half(const int *b, int *n, int **who, int **counts, int **displs, int **vals)
@@ -303,56 +255,60 @@ static int unpack_half(const int *b, int *n, int **who, int **counts, int **disp
 }
 
 /* Rank 0: every process's packed part, concatenated in rank order, with
- * each part's length in len[] (nprocs). */
+ * each part's length in len[] (nprocs).  Process q sends to each owner the
+ * columns of its rows that the owner holds (mm_needs_compute, rows split
+ * evenly as owner() says), and receives the same turned around
+ * (mm_needs_by_owner). */
 static int *pack_parts(const matrix_t *m, int *len)
 {
-    size_t P = (size_t)nprocs;
-    int **send = xmalloc(sizeof(int *) * P), *slen = xmalloc(sizeof(int) * P); /* sending halves */
-    int *rn = xmalloc(sizeof(int) * P), *rtotal = xmalloc(sizeof(int) * P); /* receiving halves */
-    int **rsrc = xmalloc(sizeof(int *) * P), **rcnt = xmalloc(sizeof(int *) * P);
-    int **rval = xmalloc(sizeof(int *) * P), *all;
-    long long sum = 0;
-    memset(rn, 0, sizeof(int) * P);
-    memset(rtotal, 0, sizeof(int) * P);
-    for (int q = 0; q < nprocs; q++) { /* sending halves; what each process receives, counted */
-        sends_t s = pattern(m, q);
-        send[q] = pack_half(s.n, s.dest, s.counts, s.idx, &slen[q]);
-        for (int i = 0; i < s.n; i++)
-            rn[s.dest[i]]++, rtotal[s.dest[i]] += s.counts[i];
-        sends_free(&s);
-    }
-    for (int d = 0; d < nprocs; d++) {
-        rsrc[d] = xmalloc(sizeof(int) * (size_t)(rn[d] + 1));
-        rcnt[d] = xmalloc(sizeof(int) * (size_t)(rn[d] + 1));
-        rval[d] = xmalloc(sizeof(int) * (size_t)(rtotal[d] + 1));
-        rn[d] = rtotal[d] = 0; /* now the fill positions */
-    }
-    for (int q = 0; q < nprocs; q++) { /* the transposition, sources ascending */
-        int n = send[q][0], *dest = send[q] + 1, *counts = dest + n, *idx = counts + n;
-        for (int i = 0; i < n; i++) {
-            int d = dest[i];
-            rsrc[d][rn[d]] = q, rcnt[d][rn[d]++] = counts[i];
-            memcpy(rval[d] + rtotal[d], idx, sizeof(int) * (size_t)counts[i]);
-            rtotal[d] += counts[i], idx += counts[i];
-        }
-    }
-    for (int q = 0; q < nprocs; q++) {
-        len[q] = slen[q] + 1 + 2 * rn[q] + rtotal[q];
-        sum += len[q];
-    }
-    if (sum > 0x7fffffff) { /* MPI_Scatterv's displacements are ints */
-        fprintf(stderr, "sdde: the pattern is too large to scatter (%lld ints)\n", sum);
+    int *part = xmalloc(sizeof(int) * ((size_t)m->n + 1));
+    int *nsend = xmalloc(sizeof(int) * (size_t)nprocs); /* messages each process sends */
+    int *needer = NULL, *count = NULL, *col = NULL, *all;
+    long long *ptr = NULL, sum = 0, c = 0;
+    mm_needs nd;
+    for (int r = 0; r < m->n; r++)
+        part[r] = owner(m->n, r);
+    if (mm_needs_compute(m, part, nprocs, &nd) ||
+        mm_needs_by_owner(&nd, part, nprocs, &ptr, &needer, &count, &col)) {
+        fprintf(stderr, "sdde: out of memory\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    all = xmalloc(sizeof(int) * (size_t)(sum + 1));
-    for (int q = 0, at = 0; q < nprocs; q++) {
-        int rlen, *r = pack_half(rn[q], rsrc[q], rcnt[q], rval[q], &rlen);
-        memcpy(all + at, send[q], sizeof(int) * (size_t)slen[q]);
-        memcpy(all + at + slen[q], r, sizeof(int) * (size_t)rlen);
-        at += len[q];
-        free(r), free(send[q]), free(rsrc[q]), free(rcnt[q]), free(rval[q]);
+    for (int q = 0; q < nprocs; q++) { /* n, dest, counts, columns; n, src, counts, columns */
+        long long recv_cols = 0;
+        nsend[q] = 0;
+        for (long long i = nd.ptr[q]; i < nd.ptr[q + 1]; i++)
+            nsend[q] += i == nd.ptr[q] || part[nd.col[i]] != part[nd.col[i - 1]];
+        for (long long r = ptr[q]; r < ptr[q + 1]; r++)
+            recv_cols += count[r];
+        len[q] = (int)(2 + 2 * nsend[q] + (nd.ptr[q + 1] - nd.ptr[q]) + 2 * (ptr[q + 1] - ptr[q]) +
+                       recv_cols);
+        sum += len[q];
+        if (sum > 0x7fffffff) { /* MPI_Scatterv's displacements are ints */
+            fprintf(stderr, "sdde: the pattern is too large to scatter\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
     }
-    free(send), free(slen), free(rn), free(rtotal), free(rsrc), free(rcnt), free(rval);
+    all = xmalloc(sizeof(int) * (size_t)(sum + 1));
+    for (int q = 0, at = 0; q < nprocs; at += len[q], q++) {
+        int n = nsend[q], *b = all + at, *dest = b + 1, *counts = dest + n, k = -1;
+        long long cols = nd.ptr[q + 1] - nd.ptr[q], nrecv = ptr[q + 1] - ptr[q], first = c;
+        b[0] = n; /* sending half: one message per owner, owners ascending */
+        for (long long i = nd.ptr[q]; i < nd.ptr[q + 1]; i++) {
+            if (i == nd.ptr[q] || part[nd.col[i]] != part[nd.col[i - 1]])
+                dest[++k] = part[nd.col[i]], counts[k] = 0;
+            counts[k]++;
+        }
+        memcpy(counts + n, nd.col + nd.ptr[q], sizeof(int) * (size_t)cols);
+        b = counts + n + cols; /* receiving half: needers ascending */
+        b[0] = (int)nrecv;
+        for (long long r = ptr[q], j = 0; r < ptr[q + 1]; r++, j++) {
+            b[1 + j] = needer[r], b[1 + nrecv + j] = count[r];
+            memcpy(b + 1 + 2 * nrecv + (c - first), col + c, sizeof(int) * (size_t)count[r]);
+            c += count[r];
+        }
+    }
+    mm_needs_free(&nd);
+    free(part), free(nsend), free(ptr), free(needer), free(count), free(col);
     return all;
 }
 

@@ -264,34 +264,26 @@ static int *expected_requests(const mm_needs *nd, const int *part, int *len)
 {
     int *cnt = NULL, *dsp = NULL, *all = NULL, *mine;
     if (rank == 0) {
-        long long total = 0, *fill;
-        int *last = xmalloc(sizeof(int) * (size_t)nprocs);
+        long long *ptr, total = 0, at = 0, c = 0;
+        int *needer, *count, *col;
+        if (mm_needs_by_owner(nd, part, nprocs, &ptr, &needer, &count, &col))
+            die_msg("out of memory");
         cnt = xmalloc(sizeof(int) * (size_t)nprocs), dsp = xmalloc(sizeof(int) * (size_t)nprocs);
-        fill = xmalloc(sizeof(long long) * (size_t)nprocs);
-        for (int o = 0; o < nprocs; o++)
-            cnt[o] = 0, last[o] = -1;
-        for (int q = 0; q < nprocs; q++) /* nd[q] is sorted by owner: one run per owner */
-            for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
-                int o = part[nd->col[i]];
-                cnt[o] += 1 + (last[o] != q) * 2, last[o] = q;
-            }
-        for (int o = 0; o < nprocs; o++)
-            dsp[o] = (int)total, fill[o] = total, total += cnt[o], last[o] = -1;
-        if (total > 0x7fffffffLL)
-            die_msg("SDDE pattern too large for the check");
-        all = xmalloc(sizeof(int) * (size_t)(total + 1));
-        for (int q = 0; q < nprocs; q++) {
-            long long count_at = -1; /* the count field of q's current record */
-            for (long long i = nd->ptr[q]; i < nd->ptr[q + 1]; i++) {
-                int o = part[nd->col[i]];
-                if (last[o] != q) { /* a new record for owner o: q, count, columns */
-                    all[fill[o]++] = q, count_at = fill[o], all[fill[o]++] = 0, last[o] = q;
-                }
-                all[count_at]++;
-                all[fill[o]++] = nd->col[i];
-            }
+        for (int o = 0; o < nprocs; o++) { /* o's records: 2 ints each, and their columns */
+            long long ints = 2 * (ptr[o + 1] - ptr[o]);
+            for (long long r = ptr[o]; r < ptr[o + 1]; r++)
+                ints += count[r];
+            if (total + ints > 0x7fffffffLL)
+                die_msg("SDDE pattern too large for the check");
+            dsp[o] = (int)total, cnt[o] = (int)ints, total += ints;
         }
-        free(fill), free(last);
+        all = xmalloc(sizeof(int) * (size_t)(total + 1));
+        for (long long r = 0; r < ptr[nprocs]; r++) { /* records in owner order */
+            all[at++] = needer[r], all[at++] = count[r];
+            memcpy(all + at, col + c, sizeof(int) * (size_t)count[r]);
+            at += count[r], c += count[r];
+        }
+        free(ptr), free(needer), free(count), free(col);
     }
     MPI_Scatter(cnt, 1, MPI_INT, len, 1, MPI_INT, 0, MPI_COMM_WORLD);
     mine = xmalloc(sizeof(int) * ((size_t)*len + 1));
