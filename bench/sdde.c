@@ -280,13 +280,14 @@ static int *pack_parts(const matrix_t *m, int *len)
             nsend[q] += i == nd.ptr[q] || part[nd.col[i]] != part[nd.col[i - 1]];
         for (long long r = ptr[q]; r < ptr[q + 1]; r++)
             recv_cols += count[r];
-        len[q] = (int)(2 + 2 * nsend[q] + (nd.ptr[q + 1] - nd.ptr[q]) + 2 * (ptr[q + 1] - ptr[q]) +
-                       recv_cols);
-        sum += len[q];
+        long long ints = 2 + 2 * nsend[q] + (nd.ptr[q + 1] - nd.ptr[q]) +
+                         2 * (ptr[q + 1] - ptr[q]) + recv_cols;
+        sum += ints;
         if (sum > 0x7fffffff) { /* MPI_Scatterv's displacements are ints */
             fprintf(stderr, "sdde: the pattern is too large to scatter\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
+        len[q] = (int)ints;
     }
     all = xmalloc(sizeof(int) * (size_t)(sum + 1));
     for (int q = 0, at = 0; q < nprocs; at += len[q], q++) {
