@@ -1123,30 +1123,32 @@ int main(int argc, char **argv)
             /* warm-up, then a pilot to choose iters if not given: the fastest
              * of 5 single calls per variant (max over ranks); iters makes a
              * batch of the fastest variant take target_ms, but a batch of
-             * the slowest no more than 25 times that */
-            double pilot[MAXV], lo = 1e30, hi = 0;
+             * the slowest no more than 25 times that.  With --iters there
+             * is nothing to choose: no pilot (under SMPI its 5 calls per
+             * variant were 5 of a launch's 12) */
             for (int k = 0; k < nv; k++)
                 for (int w = 0; w < 2; w++)
                     TRY(run(&V[k], &S, &B));
-            for (int k = 0; k < nv; k++) {
-                pilot[k] = 1e30;
-                for (int w = 0; w < 5; w++) {
-                    double t0;
-                    TRY(MPI_Barrier(S.cart));
-                    t0 = MPI_Wtime();
-                    TRY(run(&V[k], &S, &B));
-                    t0 = MPI_Wtime() - t0;
-                    pilot[k] = t0 < pilot[k] ? t0 : pilot[k];
-                }
-            }
-            TRY(MPI_Allreduce(MPI_IN_PLACE, pilot, nv, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
-            for (int k = 0; k < nv; k++) {
-                if (V[k].kind == V_MEMCPY) /* a reference, far faster than any call */
-                    continue;
-                lo = pilot[k] < lo ? pilot[k] : lo;
-                hi = pilot[k] > hi ? pilot[k] : hi;
-            }
             if (iters == 0) {
+                double pilot[MAXV], lo = 1e30, hi = 0;
+                for (int k = 0; k < nv; k++) {
+                    pilot[k] = 1e30;
+                    for (int w = 0; w < 5; w++) {
+                        double t0;
+                        TRY(MPI_Barrier(S.cart));
+                        t0 = MPI_Wtime();
+                        TRY(run(&V[k], &S, &B));
+                        t0 = MPI_Wtime() - t0;
+                        pilot[k] = t0 < pilot[k] ? t0 : pilot[k];
+                    }
+                }
+                TRY(MPI_Allreduce(MPI_IN_PLACE, pilot, nv, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+                for (int k = 0; k < nv; k++) {
+                    if (V[k].kind == V_MEMCPY) /* a reference, far faster than any call */
+                        continue;
+                    lo = pilot[k] < lo ? pilot[k] : lo;
+                    hi = pilot[k] > hi ? pilot[k] : hi;
+                }
                 double target = o.target_ms * 1e-3, want = target / (lo > 1e-9 ? lo : 1e-9);
                 if (want * hi > 25 * target)
                     want = 25 * target / hi;

@@ -175,7 +175,6 @@ static int scratch_make(const iso_side *user, int nblocks, scratch_t *x)
 static int failed_anywhere(iso_graph *g, int err, int *any)
 {
     int mine = err != MPI_SUCCESS;
-    *any = mine;
     return MPI_Allreduce(&mine, any, 1, MPI_INT, MPI_MAX, g->priv->comm);
 }
 
