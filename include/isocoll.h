@@ -423,9 +423,11 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * data), each candidate's in a row (the first not counted: it warms the
  * candidate), timed with MPI_Wtime, back to back (on a graph
  * communicator after a barrier: all start together); the
- * last of them agrees on the winner with
- * one MPI_Allreduce (each candidate's median time, max over processes),
- * so every process chooses the same at the same call; a tie goes to the
+ * last of them agrees on the winner (each candidate's median time over
+ * its calls, averaged over processes -- back to back, the skew one call
+ * leaves shifts time between processes, not the run's time per call --
+ * or, on a graph, the maximum over processes), so every process chooses
+ * the same at the same call; a tie goes to the
  * candidate the model ranks first.  At most 20 trial calls per shape (N
  * is lowered to fit).  The winner then runs every call of that shape:
  * blocking calls, and persistent requests made after tuning.  Nonblocking

@@ -12,9 +12,10 @@
  * the only one.  On a Cartesian neighborhood the call cache keeps the
  * candidate's request between the calls of its block, as it will keep the
  * winner's.  The last
- * of them agrees with one MPI_Allreduce (MAX) on each candidate's median
- * over processes and on the time spent; the least wins, a tie going to the
- * candidate the model ranks first.  Every process makes the same trial
+ * of them agrees on each candidate's median over processes (the maximum
+ * where the calls started together, on a graph; else the mean: agree())
+ * and on the time spent; the least wins, a tie going to the candidate the
+ * model ranks first.  Every process makes the same trial
  * calls, so all choose alike at the same call.  Every trial call is a real
  * call: it delivers the data.
  *
@@ -76,7 +77,7 @@ struct iso_tune_shape {
     int ntimes[ISO_MAX_CANDIDATES];
     double times[ISO_MAX_CANDIDATES][ISO_TUNE_MAX_CALLS];
     double spent;                          /* this process's time in trial calls */
-    double median[ISO_MAX_CANDIDATES];     /* agreed: max over processes; HUGE_VAL: failed */
+    double median[ISO_MAX_CANDIDATES];     /* agreed (agree()); HUGE_VAL: failed */
     double cost;                           /* agreed: time of the trial calls, max */
     int won_alg;
     iso_msg_mode won_mode;
@@ -693,32 +694,58 @@ static void report(MPI_Comm comm, const char *fn, const tuner_t *t, const iso_tu
         snprintf(what, sizeof what, "%s: %s, %.17g B per block", fn, t->what, sh->key.bytes);
     candidate_name(t->kind, sh->won_alg, sh->won_mode, name, sizeof name);
     iso__report_choice(comm, what, 1, name,
-                       " by tuning (medians of %d warm calls, max over processes: %s; %d "
+                       " by tuning (medians of %d warm calls, %s over processes: %s; %d "
                        "trial calls took %.1f us)",
-                       sh->trials > 1 ? sh->trials - 1 : 1, tried, sh->calls, sh->cost * 1e6);
+                       sh->trials > 1 ? sh->trials - 1 : 1,
+                       t->kind == ISO_TUNE_GRAPH ? "max" : "mean", tried, sh->calls,
+                       sh->cost * 1e6);
 }
 
-/* The last trial call: one allreduce of each candidate's median and the
- * time spent (MAX), then the least median wins, a tie going to the
- * candidate the model ranks first; direct if every candidate failed. */
+/* The last trial call: each candidate's median over its warm calls and the
+ * time spent are agreed, then the least median wins, a tie going to the
+ * candidate the model ranks first; direct if every candidate failed.
+ *
+ * Over processes, the time spent is the maximum; a candidate's time
+ * depends on how its calls started.  Started together (a graph's trials,
+ * after a barrier) a call lasts until its last process is done: the
+ * maximum of the processes' medians.  Back to back (Cartesian and SDDE
+ * trials) a process's call starts when its previous call ended, so the
+ * skew the previous candidate left moves time from process to process (one
+ * that starts early waits for its neighbours) without changing the run's
+ * time per call, which is every process's in a steady run: the mean of the
+ * processes' medians.  The maximum picked up that skew: SIMULATED on the
+ * BG/Q-like torus, 2D Moore r3, 1 KiB, K = 1024, direct's medians ranged
+ * from 329 to 736 us (mean 428) after the combining candidates' blocks, and
+ * the maximum made it lose to dimwise, while back to back after a barrier
+ * direct took 531 us per call and dimwise 651. */
 static int agree(tuner_t *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
                  iso_tune_shape *sh)
 {
-    double v[ISO_MAX_CANDIDATES + 1];
-    int ready, err, best = -1;
-    for (int c = 0; c < sh->ncand; c++)
-        v[c] = sh->failed[c] ? HUGE_VAL : median(sh->times[c], sh->ntimes[c]);
-    v[sh->ncand] = sh->spent;
+    /* in whole nanoseconds: a sum of integers is exact in any order, so
+     * every process gets the same and decides alike (a sum of doubles may
+     * differ in its last bit from process to process); then how many
+     * processes each candidate failed on (alike everywhere, but a failure
+     * anywhere must be one everywhere) */
+    long long v[2 * ISO_MAX_CANDIDATES];
+    int n = sh->ncand, ready, err, best = -1, p = 1;
+    for (int c = 0; c < n; c++) {
+        v[c] = sh->failed[c] ? 0 : llround(median(sh->times[c], sh->ntimes[c]) * 1e9);
+        v[n + c] = sh->failed[c];
+    }
+    sh->cost = sh->spent;
     if ((err = iso__priv_ready(priv, 1, &ready)) != MPI_SUCCESS ||
-        (err = MPI_Allreduce(MPI_IN_PLACE, v, sh->ncand + 1, MPI_DOUBLE, MPI_MAX, priv->comm)) !=
-            MPI_SUCCESS)
+        (err = MPI_Allreduce(MPI_IN_PLACE, &sh->cost, 1, MPI_DOUBLE, MPI_MAX, priv->comm)) !=
+            MPI_SUCCESS ||
+        (err = MPI_Allreduce(MPI_IN_PLACE, v, 2 * n, MPI_LONG_LONG,
+                             t->kind == ISO_TUNE_GRAPH ? MPI_MAX : MPI_SUM, priv->comm)) !=
+            MPI_SUCCESS ||
+        (t->kind != ISO_TUNE_GRAPH && (err = MPI_Comm_size(priv->comm, &p)) != MPI_SUCCESS))
         return err;
-    for (int c = 0; c < sh->ncand; c++) {
-        sh->median[c] = v[c];
-        if (v[c] < HUGE_VAL && (best < 0 || v[c] < v[best]))
+    for (int c = 0; c < n; c++) {
+        sh->median[c] = v[n + c] ? HUGE_VAL : (double)v[c] / p * 1e-9;
+        if (!v[n + c] && (best < 0 || v[c] < v[best]))
             best = c;
     }
-    sh->cost = v[sh->ncand];
     sh->won_alg = best >= 0 ? sh->cand[best].alg : 0;
     sh->won_mode = best >= 0 ? sh->cand[best].mode : ISO_MODE_PACK;
     sh->state = SHAPE_DONE;
