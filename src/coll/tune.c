@@ -675,6 +675,11 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Do t's trial calls start together (after a barrier: a graph's) or back
+ * to back?  How a call is timed (iso__tune_run) and how its times are
+ * agreed (agree()) both follow from it. */
+static int starts_together(const tuner_t *t) { return t->kind == ISO_TUNE_GRAPH; }
+
 /* ISO_VERBOSE: rank 0 says once per shape what was tried and what won. */
 static void report(MPI_Comm comm, const char *fn, const tuner_t *t, const iso_tune_shape *sh)
 {
@@ -697,7 +702,7 @@ static void report(MPI_Comm comm, const char *fn, const tuner_t *t, const iso_tu
                        " by tuning (medians of %d warm calls, %s over processes: %s; %d "
                        "trial calls took %.1f us)",
                        sh->trials > 1 ? sh->trials - 1 : 1,
-                       t->kind == ISO_TUNE_GRAPH ? "max" : "mean", tried, sh->calls,
+                       starts_together(t) ? "max" : "mean", tried, sh->calls,
                        sh->cost * 1e6);
 }
 
@@ -737,9 +742,9 @@ static int agree(tuner_t *t, int verbose, iso_priv *priv, MPI_Comm comm, const c
         (err = MPI_Allreduce(MPI_IN_PLACE, &sh->cost, 1, MPI_DOUBLE, MPI_MAX, priv->comm)) !=
             MPI_SUCCESS ||
         (err = MPI_Allreduce(MPI_IN_PLACE, v, 2 * n, MPI_LONG_LONG,
-                             t->kind == ISO_TUNE_GRAPH ? MPI_MAX : MPI_SUM, priv->comm)) !=
+                             starts_together(t) ? MPI_MAX : MPI_SUM, priv->comm)) !=
             MPI_SUCCESS ||
-        (t->kind != ISO_TUNE_GRAPH && (err = MPI_Comm_size(priv->comm, &p)) != MPI_SUCCESS))
+        (!starts_together(t) && (err = MPI_Comm_size(priv->comm, &p)) != MPI_SUCCESS))
         return err;
     for (int c = 0; c < n; c++) {
         sh->median[c] = v[n + c] ? HUGE_VAL : (double)v[c] / p * 1e-9;
@@ -786,7 +791,7 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
      * and isobench's batches do: started together, a pack-mode call on
      * MPICH at 2 ranks measured 4.5-5.5 us against 1.9 in a run of calls,
      * and the tuner picked datatype mode, 1.5x slower there. */
-    if (t->kind == ISO_TUNE_GRAPH && (err = iso__priv_ready(priv, 1, &ready)) == MPI_SUCCESS)
+    if (starts_together(t) && (err = iso__priv_ready(priv, 1, &ready)) == MPI_SUCCESS)
         err = MPI_Barrier(priv->comm);
     t1 = MPI_Wtime();
     if (err == MPI_SUCCESS && (err = iso__request_start(r)) == MPI_SUCCESS)
