@@ -1076,22 +1076,26 @@ int main(int argc, char **argv)
         }
 
         /* blocking auto under runtime tuning (iso_tune, on by default):
-         * its trial calls, at most 20 per call shape (include/isocoll.h),
-         * come before the measurement, untimed; the tuner's record of
-         * this block size is printed */
+         * its trial calls (include/isocoll.h: at most 20 of the candidates
+         * and up to 15 more of the model's pick) come before the
+         * measurement, untimed, until this block size's shape is decided
+         * (on every process at the same call); its record is printed */
         for (int k = 0; k < nv && !failed; k++) {
             char rec[1024], want[32];
-            int state = 1;
+            int decided = 0;
             if (V[k].kind != V_ISO || V[k].alg != ALG_AUTO)
                 continue;
-            for (int w = 0; w < 20; w++)
-                TRY(run(&V[k], &S, &B));
             snprintf(want, sizeof want, " bytes=%d ", b);
-            for (int i = 0; state != 0; i++) {
-                TRY(Iso_tune_info(V[k].comm, i, &state, rec, sizeof rec));
-                if (state != 0 && strstr(rec, want) && S.rank == 0)
-                    printf("tuning of %s: %s\n", V[k].name, rec);
+            for (int w = 0; w < 64 && !decided; w++) {
+                int state = 1;
+                TRY(run(&V[k], &S, &B));
+                for (int i = 0; state != 0 && !decided; i++) {
+                    TRY(Iso_tune_info(V[k].comm, i, &state, rec, sizeof rec));
+                    decided = state == 2 && strstr(rec, want) != NULL;
+                }
             }
+            if (decided && S.rank == 0)
+                printf("tuning of %s: %s\n", V[k].name, rec);
         }
 
         /* what auto picked, from the library (Iso_request_schedule_info):

@@ -421,7 +421,9 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * and mode) the model puts within 2x of its pick; the next N x candidates
  * blocking calls of that shape run them in turn (every call delivers its
  * data), each candidate's in a row (the first not counted: it warms the
- * candidate), timed with MPI_Wtime, back to back (on a graph
+ * candidate) and the model's pick last (an MPI library's first messages
+ * can be slow, and a time made slow only makes its candidate lose), timed
+ * with MPI_Wtime, back to back (on a graph
  * communicator after a barrier: all start together); the
  * last of them agrees on the winner (each candidate's median time over
  * its calls, averaged over processes -- back to back, the skew one call
@@ -429,7 +431,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * or, on a graph, the maximum over processes), so every process chooses
  * the same at the same call; a tie goes to the
  * candidate the model ranks first.  At most 20 trial calls per shape (N
- * is lowered to fit).  The winner then runs every call of that shape:
+ * is lowered to fit), and up to 15 more of the model's pick, untimed, so
+ * that it is timed warm.  The winner then runs every call of that shape:
  * blocking calls, and persistent requests made after tuning.  Nonblocking
  * calls and persistent requests are not timed (the caller's work overlaps
  * them): they take a known winner or the model's pick (on a distributed

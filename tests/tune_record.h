@@ -57,8 +57,8 @@ static inline void set_tune_env(const char *tune, const char *hook)
         unsetenv("ISO_TUNE_TEST");
 }
 
-/* The first candidate of the tried list (the model's pick for the
- * shape), without its median. */
+/* The first candidate of the tried list (the model's pick for the shape:
+ * the list is in the model's order, not the trials'), without its median. */
 static inline void first_tried(const char *rec, char *out, size_t len)
 {
     word(rec, "tried=", out, len);

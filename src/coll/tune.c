@@ -5,7 +5,9 @@
  * algorithm in its cheapest mode (direct among them) and every schedule
  * the model puts within 2x of its pick.  The next
  * candidates x trials blocking calls of that shape run the candidates in
- * blocks of trials consecutive calls, in the model's order; each call is
+ * blocks of trials consecutive calls, in the model's order except that its
+ * pick comes last, after a lead of untimed calls of it (candidate_at says
+ * why); each call is
  * timed with MPI_Wtime around start and wait (simulated time under SMPI;
  * on a graph after a barrier, iso__tune_run says why), and the first call
  * of a block, which meets the candidate cold, is not counted unless it is
@@ -44,7 +46,9 @@
  * tuner is kept on the user's communicator, below).
  *
  * Test hook ISO_TUNE_TEST (read when a shape's tuning starts): "tie" takes
- * every trial call's time as 1 s (a tie: the model's pick wins);
+ * every trial call's time as 1 s (a tie: the model's pick wins); "cold"
+ * takes the first block's calls as 2 s and the others as 1 s, as a
+ * library's warm-up would (the model's pick, timed last, still wins);
  * "fail:ALG" makes the build of shared algorithm ALG (on a graph: vpt or
  * sharing; in the SDDE: any of its algorithms) fail in trial calls. */
 #include "coll/coll.h"
@@ -58,6 +62,12 @@
 #include <strings.h>
 
 #define MAX_SHAPES 16
+/* The model's pick is timed after the process has received WARM_MESSAGES
+ * of its messages in its block, at most MAX_LEAD calls more than the
+ * block's first (candidate_at says why) */
+#define WARM_MESSAGES 96
+#define MAX_LEAD 15
+enum { HOOK_TIE = 1, HOOK_COLD }; /* ISO_TUNE_TEST=tie, cold */
 
 typedef enum { SHAPE_TUNING, SHAPE_DONE } shape_state;
 typedef enum { FROM_MODEL, FROM_TRIALS, FROM_FILE } shape_source;
@@ -68,10 +78,11 @@ struct iso_tune_shape {
     shape_state state;
     shape_source source;
     int ncand, trials;                     /* candidates, trial calls of each */
+    int lead; /* more untimed calls opening the model's pick's block (candidate_at) */
     iso_candidate cand[ISO_MAX_CANDIDATES]; /* by modelled cost: the model's pick first */
     unsigned char failed[ISO_MAX_CANDIDATES];
     char fail[32]; /* test hook: candidates named so (or ALG/..., ALG:...) fail; "": none */
-    int tie;       /* test hook: equal times */
+    int hooked;    /* test hook on times: 0 none, HOOK_TIE, HOOK_COLD */
     int calls;         /* trial calls made */
     int current;       /* candidate of the trial call under way; -1: direct, untimed */
     int ntimes[ISO_MAX_CANDIDATES];
@@ -82,6 +93,39 @@ struct iso_tune_shape {
     int won_alg;
     iso_msg_mode won_mode;
 };
+
+/* The candidate of trial call k (0, 1, ...): the blocks run cand[1],
+ * cand[2], ..., cand[ncand-1], trials calls each, and then cand[0], the
+ * model's pick, whose block opens with lead more untimed calls.  The MPI
+ * library's own start-up then falls on candidates it can only make lose
+ * (a time made slow never wins), and the pick is timed warm, so the winner
+ * runs no slower than the pick would.  (MPICH 4.0.2 with UCX sends a
+ * process's first 64-90 messages of 256 B-8 KiB to a process of its node
+ * 5-10x slower: its shared-memory FIFO has 64 slots, whose pages are
+ * touched on the first lap.  With the pick's block first and 3 warm calls,
+ * at 2 ranks, 2D Moore r1, 4 KiB, direct was timed at 38-51 us where it
+ * runs in 5, and auto ran bruck 3.3-3.5x slower; with the pick last after
+ * its lead, auto runs direct.  DESIGN.md has the measurements.) */
+static int candidate_at(const iso_tune_shape *sh, int k)
+{
+    int others = (sh->ncand - 1) * sh->trials;
+    return k < others ? k / sh->trials + 1 : 0;
+}
+
+/* Is trial call k timed?  Not the first of a block, which meets its
+ * candidate cold (unless it is the block's only call), nor the pick's lead. */
+static int call_timed(const iso_tune_shape *sh, int k)
+{
+    int others = (sh->ncand - 1) * sh->trials;
+    if (k < others)
+        return k % sh->trials != 0 || sh->trials == 1;
+    return k - others >= sh->lead + (sh->trials > 1);
+}
+
+static int total_calls(const iso_tune_shape *sh)
+{
+    return sh->ncand * sh->trials + sh->lead;
+}
 
 struct iso_tuner {
     unsigned long long id; /* the neighborhood, as ISO_TUNE_FILE names it */
@@ -188,7 +232,7 @@ static void shape_record(int kind, const iso_tune_shape *sh, char *buf, size_t l
         candidate_name(kind, sh->won_alg, sh->won_mode, name, sizeof name);
         append(buf, len, " won=%s", name);
     }
-    append(buf, len, " calls=%d/%d", sh->calls, sh->ncand * sh->trials);
+    append(buf, len, " calls=%d/%d", sh->calls, total_calls(sh));
     if (sh->state == SHAPE_DONE && sh->source == FROM_TRIALS)
         append(buf, len, " cost=%.4gus", sh->cost * 1e6);
 }
@@ -438,8 +482,8 @@ static int test_hooks(int kind, iso_tune_shape *sh)
     const char *v = getenv("ISO_TUNE_TEST");
     if (!v || !*v)
         return MPI_SUCCESS;
-    if (!strcasecmp(v, "tie")) {
-        sh->tie = 1;
+    if (!strcasecmp(v, "tie") || !strcasecmp(v, "cold")) {
+        sh->hooked = !strcasecmp(v, "tie") ? HOOK_TIE : HOOK_COLD;
         return MPI_SUCCESS;
     }
     if (!strncasecmp(v, "fail:", 5)) {
@@ -459,7 +503,7 @@ static int test_hooks(int kind, iso_tune_shape *sh)
         }
     }
     return iso__error_msg(ISO_ERR_INFO,
-                          "environment ISO_TUNE_TEST=\"%s\" (tie, or fail:ALG for %s)", v,
+                          "environment ISO_TUNE_TEST=\"%s\" (tie, cold, or fail:ALG for %s)", v,
                           kind == ISO_TUNE_CART   ? "a combining algorithm"
                           : kind == ISO_TUNE_SDDE ? "an iso_sparse_algorithm of Iso_*_crs"
                                                   : "vpt or sharing");
@@ -530,6 +574,20 @@ static int shape_add(tuner_t *t, const iso_tune_key *key, const iso_candidate *c
     return MPI_SUCCESS;
 }
 
+/* The untimed calls the model's pick c makes beyond its block's first, so
+ * that the process has received WARM_MESSAGES of its messages before its
+ * timed calls (every process has the same figures: all make the same
+ * calls). */
+static int lead_calls(iso_nbh *nb, const iso_args *a, const iso_candidate *c)
+{
+    iso_figures f;
+    int msgs = nb->s, calls;
+    if (c->alg != 0 && iso__figures_get(nb, a, c->alg, &f) == MPI_SUCCESS)
+        msgs = f.msgs;
+    calls = msgs > 0 ? (WARM_MESSAGES + msgs - 1) / msgs : 1; /* at least the first */
+    return calls > MAX_LEAD + 1 ? MAX_LEAD : calls - 1;
+}
+
 /* A new shape of the neighborhood's calls: the candidates within 2x of the
  * model's pick, and each algorithm in its cheapest mode (direct among them).
  * Every algorithm is timed because the model sees no link contention: on a
@@ -540,7 +598,7 @@ static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_key *key, const iso
                      iso_tune_shape **out)
 {
     iso_candidate all[ISO_MAX_CANDIDATES], cand[ISO_MAX_CANDIDATES];
-    int nall, ncand = 0;
+    int nall, ncand = 0, err;
     nall = iso__algorithm_candidates(nb, a, key->mode, key->reused, all);
     iso__tune_sort(all, nall);
     for (int c = 0; c < nall; c++) {
@@ -550,7 +608,10 @@ static int shape_new(iso_nbh *nb, tuner_t *t, const iso_tune_key *key, const iso
         if (all[c].cost <= 2.0 * all[0].cost || cheapest_of_alg)
             cand[ncand++] = all[c];
     }
-    return shape_add(t, key, cand, ncand, all, nall, nb->tune, out);
+    if ((err = shape_add(t, key, cand, ncand, all, nall, nb->tune, out)) == MPI_SUCCESS &&
+        *out != NULL && (*out)->state == SHAPE_TUNING)
+        (*out)->lead = lead_calls(nb, a, &cand[0]);
+    return err;
 }
 
 /* ---- the candidate of a call --------------------------------------------------- */
@@ -564,6 +625,12 @@ int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candida
     return shape_add(t, key, cand, ncand, all, nall, trials, out);
 }
 
+static int block_candidate(const iso_tune_shape *sh)
+{
+    return candidate_at(sh, sh->calls);
+}
+
+
 int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode)
 {
     int c;
@@ -575,7 +642,7 @@ int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mod
     /* each candidate's trials in a row: its first call warms it (and on a
      * graph its plan, the one the graph keeps, is made once, not at every
      * trial call) */
-    c = sh->calls / sh->trials;
+    c = block_candidate(sh);
     sh->current = -1;
     if (!sh->failed[c] && hook_fails(t->kind, sh, c))
         sh->failed[c] = 1; /* as a build that fails everywhere */
@@ -772,7 +839,7 @@ iso_tune_shape *iso__tune_trial_of(iso_nbh *nb, const iso_args *a)
     shape_key(a, nb->mode, 1, &key);
     if ((sh = shape_find(t, &key)) == NULL || sh->state != SHAPE_TUNING)
         return NULL;
-    sh->current = sh->calls / sh->trials; /* kept only within its candidate's block */
+    sh->current = block_candidate(sh); /* kept only within its candidate's block */
     return sh;
 }
 
@@ -806,11 +873,20 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
     }
     /* the block's next call runs the same candidate: r for it, warm (a
      * failed candidate's direct calls are not kept) */
-    if (keep != NULL && sh->current >= 0 && (sh->calls + 1) % sh->trials != 0)
+    if (keep != NULL && sh->current >= 0 && sh->calls + 1 < total_calls(sh) &&
+        candidate_at(sh, sh->calls + 1) == sh->current)
         *keep = r;
     else
         iso__request_destroy(r);
     return iso__tune_count(t, verbose, priv, comm, fn, sh, t2 - t1, t2 - t0);
+}
+
+/* A trial call's time as counted: measured, or the test hook's. */
+static double hooked_time(const iso_tune_shape *sh, double seconds)
+{
+    if (sh->hooked == HOOK_COLD)
+        return candidate_at(sh, sh->calls) == 1 ? 2.0 : 1.0;
+    return sh->hooked == HOOK_TIE ? 1.0 : seconds;
 }
 
 int iso__tune_count(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, const char *fn,
@@ -820,11 +896,11 @@ int iso__tune_count(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, co
     sh->spent += spent; /* the barrier included */
     /* the first call of a block meets its candidate cold (buffers, types)
      * and is not counted unless it is the only one */
-    if (sh->current >= 0 && (sh->calls % sh->trials != 0 || sh->trials == 1) &&
+    if (sh->current >= 0 && call_timed(sh, sh->calls) &&
         sh->ntimes[sh->current] < ISO_TUNE_MAX_CALLS)
-        sh->times[sh->current][sh->ntimes[sh->current]++] = sh->tie ? 1.0 : seconds;
+        sh->times[sh->current][sh->ntimes[sh->current]++] = hooked_time(sh, seconds);
     sh->calls++;
-    if (sh->calls < sh->ncand * sh->trials)
+    if (sh->calls < total_calls(sh))
         return MPI_SUCCESS;
     if ((err = agree(t, verbose, priv, comm, fn, sh)) != MPI_SUCCESS) {
         /* no agreement (the error is raised): the model's pick from now
