@@ -1077,7 +1077,7 @@ int main(int argc, char **argv)
 
         /* blocking auto under runtime tuning (iso_tune, on by default):
          * its trial calls (include/isocoll.h: at most 20 of the candidates
-         * and up to 15 more of the model's pick) come before the
+         * after a lead of up to 16 of the model's pick) come before the
          * measurement, untimed, until this block size's shape is decided
          * (on every process at the same call); its record is printed */
         for (int k = 0; k < nv && !failed; k++) {

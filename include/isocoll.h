@@ -431,8 +431,8 @@ ISO_API int Iso_request_schedule_info(Iso_request request, const char **algorith
  * or, on a graph, the maximum over processes), so every process chooses
  * the same at the same call; a tie goes to the
  * candidate the model ranks first.  At most 20 trial calls per shape (N
- * is lowered to fit), and up to 15 more of the model's pick, untimed, so
- * that it is timed warm.  The winner then runs every call of that shape:
+ * is lowered to fit), after a lead of up to 16 calls of the model's pick,
+ * untimed, that warm the MPI library (on a Cartesian neighborhood).  The winner then runs every call of that shape:
  * blocking calls, and persistent requests made after tuning.  Nonblocking
  * calls and persistent requests are not timed (the caller's work overlaps
  * them): they take a known winner or the model's pick (on a distributed

@@ -6,8 +6,8 @@
  * the model puts within 2x of its pick.  The next
  * candidates x trials blocking calls of that shape run the candidates in
  * blocks of trials consecutive calls, in the model's order except that its
- * pick comes last, after a lead of untimed calls of it (candidate_at says
- * why); each call is
+ * pick comes last, and after a lead of untimed calls of the pick
+ * (candidate_at says why); each call is
  * timed with MPI_Wtime around start and wait (simulated time under SMPI;
  * on a graph after a barrier, iso__tune_run says why), and the first call
  * of a block, which meets the candidate cold, is not counted unless it is
@@ -62,11 +62,11 @@
 #include <strings.h>
 
 #define MAX_SHAPES 16
-/* The model's pick is timed after the process has received WARM_MESSAGES
- * of its messages in its block, at most MAX_LEAD calls more than the
- * block's first (candidate_at says why) */
+/* The trials begin with calls of the model's pick, untimed, until the
+ * process has received WARM_MESSAGES of its messages, at most MAX_LEAD
+ * calls (candidate_at says why) */
 #define WARM_MESSAGES 96
-#define MAX_LEAD 15
+#define MAX_LEAD 16
 enum { HOOK_TIE = 1, HOOK_COLD }; /* ISO_TUNE_TEST=tie, cold */
 
 typedef enum { SHAPE_TUNING, SHAPE_DONE } shape_state;
@@ -78,7 +78,7 @@ struct iso_tune_shape {
     shape_state state;
     shape_source source;
     int ncand, trials;                     /* candidates, trial calls of each */
-    int lead; /* more untimed calls opening the model's pick's block (candidate_at) */
+    int lead; /* untimed calls of the model's pick before the blocks (candidate_at) */
     iso_candidate cand[ISO_MAX_CANDIDATES]; /* by modelled cost: the model's pick first */
     unsigned char failed[ISO_MAX_CANDIDATES];
     char fail[32]; /* test hook: candidates named so (or ALG/..., ALG:...) fail; "": none */
@@ -94,32 +94,32 @@ struct iso_tune_shape {
     iso_msg_mode won_mode;
 };
 
-/* The candidate of trial call k (0, 1, ...): the blocks run cand[1],
- * cand[2], ..., cand[ncand-1], trials calls each, and then cand[0], the
- * model's pick, whose block opens with lead more untimed calls.  The MPI
- * library's own start-up then falls on candidates it can only make lose
- * (a time made slow never wins), and the pick is timed warm, so the winner
- * runs no slower than the pick would.  (MPICH 4.0.2 with UCX sends a
- * process's first 64-90 messages of 256 B-8 KiB to a process of its node
- * 5-10x slower: its shared-memory FIFO has 64 slots, whose pages are
- * touched on the first lap.  With the pick's block first and 3 warm calls,
- * at 2 ranks, 2D Moore r1, 4 KiB, direct was timed at 38-51 us where it
- * runs in 5, and auto ran bruck 3.3-3.5x slower; with the pick last after
- * its lead, auto runs direct.  DESIGN.md has the measurements.) */
+/* The candidate of trial call k (0, 1, ...): first lead calls of cand[0],
+ * the model's pick, untimed (what auto runs untuned); then the blocks of
+ * cand[1], cand[2], ..., cand[ncand-1] and last cand[0], trials calls
+ * each.  The MPI library's own start-up then falls on the lead, and what
+ * it leaves falls on candidates it can only make lose (a time made slow
+ * never wins) while the pick is timed warm: the winner runs no slower
+ * than the pick would.  (MPICH 4.0.2 with UCX sends a process's first
+ * 64-90 messages of 256 B-8 KiB to a process of its node 5-10x slower:
+ * its shared-memory FIFO has 64 slots whose pages are touched on the first
+ * lap, so the lead warms it for messages up to the size of the pick's.
+ * With the pick's block first and no lead, at 2 ranks, 2D Moore r1,
+ * 4 KiB, direct was timed at 38-51 us where it runs in 5, and auto ran
+ * bruck 3.3-3.5x slower.  DESIGN.md has the measurements.) */
 static int candidate_at(const iso_tune_shape *sh, int k)
 {
     int others = (sh->ncand - 1) * sh->trials;
-    return k < others ? k / sh->trials + 1 : 0;
+    k -= sh->lead;
+    return k >= 0 && k < others ? k / sh->trials + 1 : 0;
 }
 
-/* Is trial call k timed?  Not the first of a block, which meets its
- * candidate cold (unless it is the block's only call), nor the pick's lead. */
+/* Is trial call k timed?  Not in the lead, nor the first of a block,
+ * which meets its candidate cold (unless it is the block's only call). */
 static int call_timed(const iso_tune_shape *sh, int k)
 {
-    int others = (sh->ncand - 1) * sh->trials;
-    if (k < others)
-        return k % sh->trials != 0 || sh->trials == 1;
-    return k - others >= sh->lead + (sh->trials > 1);
+    k -= sh->lead;
+    return k >= 0 && (k % sh->trials != 0 || sh->trials == 1);
 }
 
 static int total_calls(const iso_tune_shape *sh)
@@ -574,18 +574,17 @@ static int shape_add(tuner_t *t, const iso_tune_key *key, const iso_candidate *c
     return MPI_SUCCESS;
 }
 
-/* The untimed calls the model's pick c makes beyond its block's first, so
- * that the process has received WARM_MESSAGES of its messages before its
- * timed calls (every process has the same figures: all make the same
- * calls). */
+/* The lead: untimed calls of the model's pick c before the trials, so that
+ * the process has received WARM_MESSAGES of its messages (every process
+ * has the same figures: all make the same calls). */
 static int lead_calls(iso_nbh *nb, const iso_args *a, const iso_candidate *c)
 {
     iso_figures f;
     int msgs = nb->s, calls;
     if (c->alg != 0 && iso__figures_get(nb, a, c->alg, &f) == MPI_SUCCESS)
         msgs = f.msgs;
-    calls = msgs > 0 ? (WARM_MESSAGES + msgs - 1) / msgs : 1; /* at least the first */
-    return calls > MAX_LEAD + 1 ? MAX_LEAD : calls - 1;
+    calls = msgs > 0 ? (WARM_MESSAGES + msgs - 1) / msgs : 1;
+    return calls < MAX_LEAD ? calls : MAX_LEAD;
 }
 
 /* A new shape of the neighborhood's calls: the candidates within 2x of the
