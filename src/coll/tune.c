@@ -101,7 +101,7 @@ struct iso_tune_shape {
  * it leaves falls on candidates it can only make lose (a time made slow
  * never wins) while the pick is timed warm: the winner runs no slower
  * than the pick would.  (MPICH 4.0.2 with UCX sends a process's first
- * 64-90 messages of 256 B-8 KiB to a process of its node 5-10x slower:
+ * 64-80 messages of 256 B-8 KiB to a process of its node 5-10x slower:
  * its shared-memory FIFO has 64 slots whose pages are touched on the first
  * lap, so the lead warms it for messages up to the size of the pick's.
  * With the pick's block first and no lead, at 2 ranks, 2D Moore r1,
