@@ -624,12 +624,6 @@ int iso__tune_shape_get(iso_tuner *t, const iso_tune_key *key, const iso_candida
     return shape_add(t, key, cand, ncand, all, nall, trials, out);
 }
 
-static int block_candidate(const iso_tune_shape *sh)
-{
-    return candidate_at(sh, sh->calls);
-}
-
-
 int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mode *mode)
 {
     int c;
@@ -641,7 +635,7 @@ int iso__tune_next(const iso_tuner *t, iso_tune_shape *sh, int *alg, iso_msg_mod
     /* each candidate's trials in a row: its first call warms it (and on a
      * graph its plan, the one the graph keeps, is made once, not at every
      * trial call) */
-    c = block_candidate(sh);
+    c = candidate_at(sh, sh->calls);
     sh->current = -1;
     if (!sh->failed[c] && hook_fails(t->kind, sh, c))
         sh->failed[c] = 1; /* as a build that fails everywhere */
@@ -838,7 +832,7 @@ iso_tune_shape *iso__tune_trial_of(iso_nbh *nb, const iso_args *a)
     shape_key(a, nb->mode, 1, &key);
     if ((sh = shape_find(t, &key)) == NULL || sh->state != SHAPE_TUNING)
         return NULL;
-    sh->current = block_candidate(sh); /* kept only within its candidate's block */
+    sh->current = candidate_at(sh, sh->calls); /* kept only within its candidate's block */
     return sh;
 }
 
