@@ -365,13 +365,15 @@ def iso_table(rows, lines):
         best = min(fixed) if fixed else None
         a, h = c.get("auto"), c.get("hand")
         wrong = [v for v in c if c[v][1].get("wrong")]
-        lines.append("| %s | %s | %d | %d | %s | %s | %s | %s |%s" % (
+        folded = any(c[v][1].get("unchecked") == "folded" for v in c)
+        lines.append("| %s | %s | %d | %d | %s | %s | %s | %s |%s%s" % (
             where[0], where[1], where[2], where[3],
             " | ".join("%.1f" % c[v][0] if v in c else "-" for v in ISO_VARIANTS),
             a[1].get("picked", "-") if a else "-",
             "%.2f" % (a[0] / best[0]) if a and best else "-",
             "%.2f" % (h[0] / a[0]) if a and h else "-",
-            " WRONG: " + ",".join(wrong) if wrong else ""))
+            " WRONG: " + ",".join(wrong) if wrong else "",
+            " (data unchecked: buffers folded)" if folded else ""))
         if a and best:
             targets.append(("auto within 10% of the best fixed", where, a[0] / best[0],
                             a[0] / best[0] <= 1.10))
