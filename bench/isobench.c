@@ -105,8 +105,8 @@ static void usage(void)
             "   peer, peer_trivial (TU Wien's Cartesian collectives, a build with PEER=DIR)]\n"
             "  [--persistent] [--strict (wrong data from MPI's collectives is fatal too)]\n"
             "  [--inner K'] [--periodic-dims T] [--order row|col|random] [--rows]\n"
-            "  [--folded-above B (SMPI: sizes above B have buffers the simulator folds,\n"
-            "   smpi/auto-shared-malloc-thresh; timed unchecked after the sizes up to B)]\n");
+            "  [--folded-above B (SMPI only: the sizes above B get block buffers the simulator\n"
+            "   folds onto the same memory; timed unchecked after the sizes up to B)]\n");
 }
 
 /* The generalized-neighborhood options: 0 if a (with value v) is one. */
@@ -199,6 +199,12 @@ static int parse(int argc, char **argv, options *o)
      * size that is not folded */
     if (o->folded_above < 0 || (o->folded_above > 0 && o->sizes[0] > o->folded_above))
         return -1;
+#ifndef SMPI_SHARED_MALLOC
+    if (o->folded_above > 0) {
+        fprintf(stderr, "isobench: --folded-above needs the SMPI build (make MPI=smpi)\n");
+        return -1;
+    }
+#endif
     return 0;
 }
 
@@ -266,6 +272,7 @@ typedef struct {
 
 typedef struct {
     int b;                       /* bytes per block */
+    int folded;                  /* the block data are folded (data_alloc) */
     unsigned char *send, *recv;  /* neighborhood layout: s blocks (send: 1 for allgather) */
     unsigned char *csend, *crecv; /* compact graph layout for MPI_Neighbor_alltoall */
     int *wscounts, *wrcounts;
@@ -294,6 +301,35 @@ static unsigned char pattern(int rank, int block, size_t j)
     return (unsigned char)(x ^ (x >> 16));
 }
 
+/* A buffer of block data.  Folded (--folded-above, SMPI only): SMPI maps
+ * it onto the same few pages as every other folded buffer of every rank
+ * (SMPI_SHARED_MALLOC), so K ranks' 64 KiB blocks fit in memory and its
+ * contents are meaningless.  Only isobench's own buffers are folded, never
+ * the library's: its packed messages carry headers it checks. */
+static unsigned char *data_alloc(size_t bytes, int folded)
+{
+#ifdef SMPI_SHARED_MALLOC
+    if (folded)
+        return SMPI_SHARED_MALLOC(bytes);
+#else
+    (void)folded;
+#endif
+    return xmalloc(bytes);
+}
+
+static void data_free(void *p, int folded)
+{
+#ifdef SMPI_SHARED_FREE
+    if (folded) {
+        SMPI_SHARED_FREE(p);
+        return;
+    }
+#else
+    (void)folded;
+#endif
+    free(p);
+}
+
 /* The w forms send each block as one element of a derived type (b
  * contiguous bytes), MPI's alltoallw included; V_CART's blocks are copied
  * from the neighborhood layout once (Cartesian block 2j goes to and comes
@@ -303,8 +339,8 @@ static void wbuffers_init(buffers *B, const setup *S, int b, int nw)
     wbuffers *w = &B->w;
     memset(w, 0, sizeof *w);
     w->block = MPI_DATATYPE_NULL;
-    w->cartsend = xmalloc((size_t)(S->ncart ? S->ncart : 1) * b);
-    w->cartrecv = xmalloc((size_t)(S->ncart ? S->ncart : 1) * b);
+    w->cartsend = data_alloc((size_t)(S->ncart ? S->ncart : 1) * b, B->folded);
+    w->cartrecv = data_alloc((size_t)(S->ncart ? S->ncart : 1) * b, B->folded);
     for (int k = 0; k < S->ncart; k++)
         memcpy(w->cartsend + (size_t)k * b,
                B->send + (size_t)(S->allgather ? 0 : S->cart_sslot[k]) * b, (size_t)b);
@@ -332,7 +368,7 @@ static void wbuffers_init(buffers *B, const setup *S, int b, int nw)
     }
 }
 
-static void wbuffers_free(wbuffers *w)
+static void wbuffers_free(wbuffers *w, int folded)
 {
     if (w->block != MPI_DATATYPE_NULL)
         TRY(MPI_Type_free(&w->block));
@@ -340,19 +376,20 @@ static void wbuffers_free(wbuffers *w)
     free(w->sdispls);
     free(w->rdispls);
     free(w->types);
-    free(w->cartsend);
-    free(w->cartrecv);
+    data_free(w->cartsend, folded);
+    data_free(w->cartrecv, folded);
 }
 
-static void buffers_init(buffers *B, const setup *S, int b)
+static void buffers_init(buffers *B, const setup *S, int b, int folded)
 {
     int nsend = S->allgather ? 1 : S->s;
     int nw = S->s > 0 ? S->s : 1;
     B->b = b;
-    B->send = xmalloc((size_t)nsend * b);
-    B->recv = xmalloc((size_t)S->s * b);
-    B->csend = xmalloc((size_t)(S->allgather ? 1 : S->outdeg) * b);
-    B->crecv = xmalloc((size_t)S->indeg * b);
+    B->folded = folded;
+    B->send = data_alloc((size_t)nsend * b, folded);
+    B->recv = data_alloc((size_t)S->s * b, folded);
+    B->csend = data_alloc((size_t)(S->allgather ? 1 : S->outdeg) * b, folded);
+    B->crecv = data_alloc((size_t)S->indeg * b, folded);
     for (int i = 0; i < nsend; i++)
         for (int j = 0; j < b; j++)
             B->send[(size_t)i * b + j] = pattern(S->rank, i, (size_t)j);
@@ -380,17 +417,17 @@ static void buffers_init(buffers *B, const setup *S, int b)
 
 static void buffers_free(buffers *B)
 {
-    free(B->send);
-    free(B->recv);
-    free(B->csend);
-    free(B->crecv);
+    data_free(B->send, B->folded);
+    data_free(B->recv, B->folded);
+    data_free(B->csend, B->folded);
+    data_free(B->crecv, B->folded);
     free(B->wscounts);
     free(B->wrcounts);
     free(B->wsdispls);
     free(B->wrdispls);
     free(B->wstypes);
     free(B->wrtypes);
-    wbuffers_free(&B->w);
+    wbuffers_free(&B->w, B->folded);
 }
 
 /* One blocking w-form call (a derived type per block). */
@@ -1040,7 +1077,7 @@ int main(int argc, char **argv)
         int folded = o.folded_above > 0 && b > o.folded_above;
         double *tmax = xmalloc(sizeof(double) * (size_t)nv * o.reps);
 
-        buffers_init(&B, &S, b);
+        buffers_init(&B, &S, b, folded);
         for (int k = 0; k < nv; k++)
             if (V[k].kind == V_PERSISTENT)
                 TRY(iso_request(&S, &B, V[k].comm, 1, &V[k].req));
@@ -1050,12 +1087,12 @@ int main(int argc, char **argv)
                 TRY(peer_bind(V[k].comm, S.allgather, B.send, B.recv, b));
 
         /* verification: oracle against the expected pattern, every variant
-         * against the oracle.  Above --folded-above the simulator maps every
-         * large buffer onto the same memory (SMPI's memory folding), so the
-         * data are meaningless: the same calls are made, their results not
-         * looked at; the sizes before it in this launch were checked */
-        expect = xmalloc((size_t)S.s * b);
-        got = xmalloc((size_t)S.s * b);
+         * against the oracle.  Above --folded-above the block buffers are
+         * folded (data_alloc), so the data are meaningless: the same calls
+         * are made, their results not looked at; the sizes before it in
+         * this launch were checked */
+        expect = data_alloc((size_t)S.s * b, folded);
+        got = data_alloc((size_t)S.s * b, folded);
         memset(expect, SENTINEL, (size_t)S.s * b);
         oracle(&S, &B, expect);
         for (int i = 0; i < S.s && !failed && !folded; i++)
@@ -1283,8 +1320,8 @@ int main(int argc, char **argv)
             else if (V[k].kind == V_PEER)
                 TRY(peer_unbind(V[k].comm, S.allgather));
         buffers_free(&B);
-        free(expect);
-        free(got);
+        data_free(expect, folded);
+        data_free(got, folded);
         free(tmax);
     }
 

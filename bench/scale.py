@@ -13,13 +13,12 @@ Parts (--parts, default iso,spmv):
          hand-written Isend/Irecv, direct, dimwise and bruck in both
          combining modes, auto.  Every rank's buffers live in the one
          simulator process (at 64 KiB ~1.7-3 MB each, several per rank: K =
-         1024 needed more than 19 GB), so from K = 256 SMPI folds every
-         allocation of 1 MiB or more onto the same memory
-         (smpi/auto-shared-malloc-thresh: the 64 KiB buffers, never the
-         1 KiB ones): simulated times are unchanged (data do not enter
-         them; checked bit for bit at K = 64 and 256), but the data are
-         meaningless, so isobench times 64 KiB unchecked after checking
-         the same variants at 8 B and 1 KiB (--folded-above 1024)
+         1024 needed more than 19 GB), so from K = 256 isobench folds its
+         own 64 KiB block buffers onto the same memory (SMPI's shared
+         malloc; --folded-above 1024): simulated times are unchanged (data
+         do not enter them; checked row for row at K = 64), but the data
+         are meaningless, so 64 KiB is timed unchecked after the same
+         variants passed the check at 8 B and 1 KiB in the launch
   spmv   bench/spmv, x-vector exchange of y = Ax, persistent
          (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto
          (tuned at its _init call, the default) and automodel (the model's pick), on
@@ -98,12 +97,9 @@ SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:
 SMPI_FLAGS_LARGE_K = ["--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/allreduce:rdb",
                       "--cfg=smpi/reduce:binomial"]
 LARGE_K = 2048
-# SMPI's memory folding for the isomorphic 64 KiB blocks (the docstring's
-# "iso"): allocations of FOLD_BYTES or more share one mapping from K =
-# FOLD_K; isobench's --folded-above skips the data check of the sizes whose
-# buffers it folds.
+# From K = FOLD_K isobench folds its 64 KiB block buffers (the docstring's
+# "iso").
 FOLD_K = 256
-FOLD_BYTES = 1 << 20
 # SC'19's communication-time gains of the best STFW over BL (BL / best):
 # table 2 (BG/Q, up to 50/55/61/72% at K = 64/128/256/512), figure 9 (XC40,
 # 85% at 512; BG/Q 69% there with STFW4), table 3 (XC40 at 4096: 1419 us ->
@@ -267,8 +263,6 @@ def run(args, R):
                 os.path.join(R.ROOT, "bench/platforms/%s.xml" % platform),
                 "-hostfile", hosts, "-np", str(k)] + SMPI_FLAGS +
                (SMPI_FLAGS_LARGE_K if k >= LARGE_K and exp != "sdde" else []) +
-               (["--cfg=smpi/auto-shared-malloc-thresh:%d" % FOLD_BYTES]
-                if "--folded-above" in opts else []) +
                [os.path.join(R.ROOT, build, prog)] + opts.split() +
                (["--rows"] if exp == "exchange" else []))
         print("[%3d/%d] %-8s %-22s %-7s K=%-5d (%.0f s elapsed)"
