@@ -18,7 +18,10 @@ Parts (--parts, default iso,spmv):
          malloc; --folded-above 1024): simulated times are unchanged (data
          do not enter them; checked row for row at K = 64), but the data
          are meaningless, so 64 KiB is timed unchecked after the same
-         variants passed the check at 8 B and 1 KiB in the launch
+         variants passed the check at 8 B and 1 KiB in the launch.  What
+         stays unfolded (the library's and SMPI's memory) still passed
+         15.8 GB at K = 1024 (3D Moore r1): from K = 1024 the 64 KiB
+         launches need more memory than a 24 GiB machine
   spmv   bench/spmv, x-vector exchange of y = Ax, persistent
          (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto
          (tuned at its _init call, the default) and automodel (the model's pick), on
