@@ -9,19 +9,20 @@ model, labelled "simulated" wherever it appears; the simulator's own cost
 
 Parts (--parts, default iso,spmv):
   iso    bench/isobench, 2D Moore r3 and 3D Moore r1 on a periodic torus
-         from MPI_Dims_create, blocks 8 B, 1 KiB and 64 KiB,
-         hand-written Isend/Irecv, direct, dimwise and bruck in both
-         combining modes, auto.  Every rank's buffers live in the one
-         simulator process (at 64 KiB ~1.7-3 MB each, several per rank: K =
-         1024 needed more than 19 GB), so from K = 256 isobench folds its
-         own 64 KiB block buffers onto the same memory (SMPI's shared
-         malloc; --folded-above 1024): simulated times are unchanged (data
-         do not enter them; checked row for row at K = 64), but the data
-         are meaningless, so 64 KiB is timed unchecked after the same
-         variants passed the check at 8 B and 1 KiB in the launch.  What
-         stays unfolded (the library's and SMPI's memory) still passed
-         15.8 GB at K = 1024 (3D Moore r1): from K = 1024 the 64 KiB
-         launches need more memory than a 24 GiB machine
+         from MPI_Dims_create, blocks 8 B, 1 KiB and 64 KiB (64 KiB at K =
+         64 only unless --fold-64kib), hand-written Isend/Irecv, direct,
+         dimwise and bruck in both combining modes, auto.  Every rank's
+         buffers live in the one simulator process (at 64 KiB ~1.7-3 MB
+         each, several per rank: K = 1024 needed more than 19 GB).  With
+         --fold-64kib, from K = 256 isobench folds its own 64 KiB block
+         buffers onto the same memory (SMPI's shared malloc; --folded-above
+         1024): simulated times are unchanged (data do not enter them;
+         checked row for row at K = 64), but the data are meaningless, so
+         64 KiB is timed unchecked after the same variants passed the check
+         at 8 B and 1 KiB in the launch.  What stays unfolded (the
+         library's and SMPI's memory) is still large: 2D Moore r3 at K =
+         256 about 14 GB (and more than 900 s), 3D Moore r1 at K = 1024
+         more than 15.8 GB
   spmv   bench/spmv, x-vector exchange of y = Ax, persistent
          (Iso_neighbor_alltoallv_init): direct, vpt for every n, sharing, auto
          (tuned at its _init call, the default) and automodel (the model's pick), on
@@ -100,8 +101,8 @@ SMPI_FLAGS = ["--cfg=smpi/simulate-computation:no", "--cfg=network/crosstraffic:
 SMPI_FLAGS_LARGE_K = ["--cfg=smpi/bcast:binomial_tree", "--cfg=smpi/allreduce:rdb",
                       "--cfg=smpi/reduce:binomial"]
 LARGE_K = 2048
-# From K = FOLD_K isobench folds its 64 KiB block buffers (the docstring's
-# "iso").
+# With --fold-64kib, from K = FOLD_K isobench folds its 64 KiB block
+# buffers (the docstring's "iso").
 FOLD_K = 256
 # SC'19's communication-time gains of the best STFW over BL (BL / best):
 # table 2 (BG/Q, up to 50/55/61/72% at K = 64/128/256/512), figure 9 (XC40,
@@ -140,11 +141,13 @@ def items(args):
     for platform in args.platforms.split(","):
         for k in [int(x) for x in args.ks.split(",")]:
             if "iso" in parts:
-                fold = " --folded-above 1024" if k >= FOLD_K else ""
+                big = k <= 64 or args.fold_64kib
+                fold = " --folded-above 1024" if big and k >= FOLD_K else ""
                 for label, opts in ISO_SHAPES:
                     out.append(("exchange", label, "bench/isobench",
-                                "%s --sizes 8,1024,65536 --variants %s --iters 1 --reps %d%s"
-                                % (opts, ",".join(ISO_VARIANTS), args.reps, fold), platform, k))
+                                "%s --sizes %s --variants %s --iters 1 --reps %d%s"
+                                % (opts, "8,1024,65536" if big else "8,1024",
+                                   ",".join(ISO_VARIANTS), args.reps, fold), platform, k))
             if "spmv" in parts:  # one launch per partition: every matrix (K >= 512: each)
                 names = args.matrices.split(",")
                 groups = [names] if k < SPMV_SPLIT_K else [[name] for name in names]
