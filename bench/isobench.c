@@ -301,6 +301,12 @@ static unsigned char pattern(int rank, int block, size_t j)
     return (unsigned char)(x ^ (x >> 16));
 }
 
+/* Whether b-byte blocks get folded buffers (--folded-above). */
+static int folded_size(const options *o, int b)
+{
+    return o->folded_above > 0 && b > o->folded_above;
+}
+
 /* A buffer of block data.  Folded (--folded-above, SMPI only): SMPI maps
  * it onto the same few pages as every other folded buffer of every rank
  * (SMPI_SHARED_MALLOC), so K ranks' 64 KiB blocks fit in memory and its
@@ -725,7 +731,7 @@ static void print_rows(const options *o, const setup *S, const variant *V, int n
                    params, S->s, S->nprocs, b, V[k].id, rep, iters,
                    tmax[(size_t)k * o->reps + rep] * 1e6, V[k].picked[0] ? " picked=" : "",
                    V[k].picked, V[k].wrong ? " wrong=1" : "",
-                   o->folded_above > 0 && b > o->folded_above ? " unchecked=folded" : "");
+                   folded_size(o, b) ? " unchecked=folded" : "");
     fflush(stdout);
 }
 
@@ -1074,7 +1080,7 @@ int main(int argc, char **argv)
         buffers B;
         unsigned char *expect, *got;
         int b = o.sizes[z], iters = o.iters, ref_w = -1, ref_direct = -1, first_auto = -1;
-        int folded = o.folded_above > 0 && b > o.folded_above;
+        int folded = folded_size(&o, b);
         double *tmax = xmalloc(sizeof(double) * (size_t)nv * o.reps);
 
         buffers_init(&B, &S, b, folded);
