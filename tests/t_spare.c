@@ -5,6 +5,8 @@
  * buffers are kept (the next big call reuses them), after small calls
  * they are gone (nothing above 2x what a call used, plus 4 KiB), and a
  * call whose buffers add up to more than ISO_SPARE_MAX keeps nothing.
+ * Auto's tuning in pack mode: once decided, no candidate's cached schedule
+ * keeps its trial calls' buffers (a loser's would never be used again).
  * Every call's result is checked against the oracle.
  *
  * NPROCS: 1 2
@@ -104,6 +106,34 @@ int main(int argc, char **argv)
     tap_result(MPI_COMM_WORLD, "a call whose buffers exceed ISO_SPARE_MAX (32 MiB) keeps none");
 
     Iso_neighborhood_free(&iso);
+
+    { /* auto, tuned in pack mode: the trial calls leave nothing behind */
+        char record[512] = "";
+        int state = 0, calls = 0, schedules_kept = -1;
+        MPI_Info_set(info, "iso_algorithm", "auto");
+        MPI_Info_set(info, "iso_tune", "on:2");
+        Iso_neighborhood_create_with_info(cart, nb.s, off, info, &iso);
+        for (; calls < 100 && state != 2; calls++) {
+            alltoall(cart, iso, &nb, big, 30 + calls);
+            Iso_tune_info(iso, 0, &state, record, (int)sizeof record);
+        }
+        if (state == 2) {
+            iso_state *st;
+            size_t bytes = 0;
+            iso__state_get(iso, 0, &st);
+            for (int a = 0; a < ISO_MAX_ALGORITHMS; a++)
+                if (st->nbh->cache[ISO_ALLTOALL][a])
+                    bytes += iso__sched_spare_bytes(st->nbh->cache[ISO_ALLTOALL][a]);
+            schedules_kept = (int)bytes;
+        }
+        CHECK(state == 2, "auto's tuning undecided after %d calls: %s", calls, record);
+        CHECK(strstr(record, "tried=direct") && strstr(record, "/pack"),
+              "the trials ran no pack-mode combining candidate: %s", record);
+        CHECK_EQ_INT(schedules_kept, 0, "bytes the cached schedules keep after auto's trials");
+        tap_result(MPI_COMM_WORLD, "auto's trial calls leave no buffers with the candidates' "
+                   "schedules (%d calls: %s)", calls, record);
+        Iso_neighborhood_free(&iso);
+    }
     MPI_Info_free(&info);
     MPI_Comm_free(&cart);
     MPI_Comm_free(&ocomm);

@@ -865,12 +865,15 @@ int iso__tune_run(iso_tuner *t, int verbose, iso_priv *priv, MPI_Comm comm, cons
         return err;
     }
     /* the block's next call runs the same candidate: r for it, warm (a
-     * failed candidate's direct calls are not kept) */
+     * failed candidate's direct calls are not kept).  At the end of the
+     * block its buffers go, rather than to its cached schedule as spare
+     * ones (sched.h): a loser's would stay there for calls that never
+     * come (auto, 2D Moore r3, 64 KiB, pack mode: ~7 MB per process) */
     if (keep != NULL && sh->current >= 0 && sh->calls + 1 < total_calls(sh) &&
         candidate_at(sh, sh->calls + 1) == sh->current)
         *keep = r;
     else
-        iso__request_destroy(r);
+        iso__sched_request_drop(r);
     return iso__tune_count(t, verbose, priv, comm, fn, sh, t2 - t1, t2 - t0);
 }
 
