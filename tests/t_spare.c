@@ -109,7 +109,8 @@ int main(int argc, char **argv)
 
     { /* auto, tuned in pack mode: the trial calls leave nothing behind */
         char record[512] = "";
-        int state = 0, calls = 0, schedules_kept = -1;
+        int state = 0, calls = 0;
+        size_t left = (size_t)-1;
         MPI_Info_set(info, "iso_algorithm", "auto");
         MPI_Info_set(info, "iso_tune", "on:2");
         Iso_neighborhood_create_with_info(cart, nb.s, off, info, &iso);
@@ -117,19 +118,12 @@ int main(int argc, char **argv)
             alltoall(cart, iso, &nb, big, 30 + calls);
             Iso_tune_info(iso, 0, &state, record, (int)sizeof record);
         }
-        if (state == 2) {
-            iso_state *st;
-            size_t bytes = 0;
-            iso__state_get(iso, 0, &st);
-            for (int a = 0; a < ISO_MAX_ALGORITHMS; a++)
-                if (st->nbh->cache[ISO_ALLTOALL][a])
-                    bytes += iso__sched_spare_bytes(st->nbh->cache[ISO_ALLTOALL][a]);
-            schedules_kept = (int)bytes;
-        }
+        if (state == 2)
+            left = kept(iso);
         CHECK(state == 2, "auto's tuning undecided after %d calls: %s", calls, record);
         CHECK(strstr(record, "tried=direct") && strstr(record, "/pack"),
               "the trials ran no pack-mode combining candidate: %s", record);
-        CHECK_EQ_INT(schedules_kept, 0, "bytes the cached schedules keep after auto's trials");
+        CHECK_EQ_INT(left, 0, "bytes kept after auto's trials");
         tap_result(MPI_COMM_WORLD, "auto's trial calls leave no buffers with the candidates' "
                    "schedules (%d calls: %s)", calls, record);
         Iso_neighborhood_free(&iso);
