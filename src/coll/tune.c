@@ -13,7 +13,8 @@
  * of a block, which meets the candidate cold, is not counted unless it is
  * the only one.  On a Cartesian neighborhood the call cache keeps the
  * candidate's request between the calls of its block, as it will keep the
- * winner's.  The last
+ * winner's; at the block's end its buffers are freed, not left with the
+ * candidate's cached schedule.  The last
  * of them agrees on each candidate's median over processes (the maximum
  * where the calls started together, on a graph; else the mean: agree())
  * and on the time spent; the least wins, a tie going to the candidate the
